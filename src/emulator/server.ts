@@ -1,0 +1,321 @@
+/**
+ * The emulator's HTTP server: one node:http listener serving the pet store
+ * under /api/v3 and the plant area at /plants, recording every request it
+ * receives so tests can assert on what the gateway actually sent.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { apiError, HttpError, jsonReply } from './http.js';
+import type { AuthRequirement, Reply, Route } from './http.js';
+import { petstoreRoutes } from './petstore.js';
+import { plantRoutes } from './plants.js';
+import { Store } from './store.js';
+import { toJson } from './wire.js';
+
+export type RecordedRequest = {
+  method: string;
+  /** URL path without query, as sent (still percent-encoded), e.g. '/api/v3/pet/1' or '/plants'. */
+  path: string;
+  /** Raw query string without '?', '' if none. */
+  query: string;
+  /** Lower-cased header names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  /** The request's Content-Type header. */
+  contentType: string | undefined;
+  /** Full body decoded as UTF-8 ('' if none); set once the body has been read completely. */
+  body: string;
+  /** Updated as body chunks arrive, so a test can watch a streamed upload in progress. */
+  bytesReceived: number;
+  /** True once the whole body has arrived. */
+  complete: boolean;
+};
+
+export type EmulatorOptions = {
+  /**
+   * Interface to listen on.
+   * @default '127.0.0.1'
+   */
+  host?: string;
+  /**
+   * Port to listen on; 0 picks a free one.
+   * @default 0
+   */
+  port?: number;
+  /**
+   * Delay added before answering each request, to make concurrency and
+   * timeouts observable.
+   * @default 0
+   */
+  latencyMs?: number;
+};
+
+export type Emulator = {
+  /** Base URL of the pet store, ending in /api/v3, e.g. http://127.0.0.1:43123/api/v3 */
+  petstoreUrl: string;
+  /** Base URL of the plant area, e.g. http://127.0.0.1:43123 (POST {plantsUrl}/plants) */
+  plantsUrl: string;
+  /** Every request received, in arrival order; pushed as soon as headers arrive. */
+  requests: RecordedRequest[];
+  /** Highest number of requests being handled at the same time since start or the last reset. */
+  maxInFlight: number;
+  /** Clears `requests` and `maxInFlight`; the data is kept. */
+  clearRequests(): void;
+  /** Restores the seeded data. */
+  reset(): void;
+  /** Stops listening and closes every connection, idle keep-alive ones included. */
+  close(): Promise<void>;
+};
+
+const PETSTORE_PREFIX = '/api/v3';
+
+type CompiledRoute = { pattern: RegExp; paramNames: string[]; route: Route };
+
+/** Turns `/pet/{petId}` into a regular expression capturing one raw path segment per parameter. */
+function compileRoutes(prefix: string, routes: Route[]): CompiledRoute[] {
+  return routes.map((route) => {
+    const paramNames: string[] = [];
+    const source = `${prefix}${route.path}`
+      .split('/')
+      .map((segment) => {
+        const param = /^\{(\w+)\}$/.exec(segment);
+        if (param?.[1] === undefined) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        paramNames.push(param[1]);
+        return '([^/]+)';
+      })
+      .join('/');
+    return { pattern: new RegExp(`^${source}$`), paramNames, route };
+  });
+}
+
+// Order matters: the first route whose path matches decides, as literal paths precede templates.
+const ROUTES: CompiledRoute[] = [...compileRoutes(PETSTORE_PREFIX, petstoreRoutes), ...compileRoutes('', plantRoutes)];
+
+/** Header names lower-cased, with repeated headers joined the way HTTP allows. */
+function collectHeaders(rawHeaders: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = (rawHeaders[index] ?? '').toLowerCase();
+    const value = rawHeaders[index + 1] ?? '';
+    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
+  }
+  return headers;
+}
+
+function hasBearer(headers: Record<string, string>): boolean {
+  return /^bearer\s+\S/i.test((headers['authorization'] ?? '').trim());
+}
+
+function hasApiKey(headers: Record<string, string>): boolean {
+  return (headers['api_key'] ?? '').trim() !== '';
+}
+
+/**
+ * Checks the operation's credential. Any non-empty value is accepted: the
+ * emulator proves that the gateway forwards credentials, not that they are valid.
+ * The 401 message names what is missing and never repeats a received value.
+ */
+function checkCredential(auth: AuthRequirement, headers: Record<string, string>): HttpError | undefined {
+  const bearerChallenge = { 'www-authenticate': 'Bearer' };
+  switch (auth) {
+    case 'none':
+      return undefined;
+    case 'bearer':
+      return hasBearer(headers)
+        ? undefined
+        : apiError(401, 'Missing credential: an Authorization: Bearer token is required', bearerChallenge);
+    case 'apiKey':
+      return hasApiKey(headers) ? undefined : apiError(401, 'Missing credential: an api_key header is required');
+    case 'apiKeyOrBearer':
+      return hasApiKey(headers) || hasBearer(headers)
+        ? undefined
+        : apiError(401, 'Missing credential: an api_key header or an Authorization: Bearer token is required', bearerChallenge);
+  }
+}
+
+function errorReply(error: HttpError): Reply {
+  const reply = jsonReply(toJson(error.payload), error.status);
+  return { ...reply, headers: { ...reply.headers, ...error.headers } };
+}
+
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    // A malformed escape is passed on as sent, so the handler's own check reports it.
+    return raw;
+  }
+}
+
+/** Routes one fully read request to its operation and turns every failure into a reply. */
+function dispatch(record: RecordedRequest, body: Buffer, store: Store): Reply {
+  const match = ROUTES.map((compiled) => ({ compiled, groups: compiled.pattern.exec(record.path) })).find(
+    (candidate) => candidate.groups !== null,
+  );
+  if (match === undefined || match.groups === null) return errorReply(apiError(404, 'HTTP 404 Not Found'));
+  const { compiled, groups } = match;
+  const operation = compiled.route.operations[record.method];
+  if (operation === undefined) {
+    const allow = Object.keys(compiled.route.operations).join(', ');
+    return errorReply(apiError(405, 'HTTP 405 Method Not Allowed', { allow }));
+  }
+  const credentialError = checkCredential(operation.auth, record.headers);
+  if (credentialError !== undefined) return errorReply(credentialError);
+  const params: Record<string, string> = {};
+  compiled.paramNames.forEach((name, index) => {
+    params[name] = decodeSegment(groups[index + 1] ?? '');
+  });
+  try {
+    return operation.handle({
+      method: record.method,
+      params,
+      query: new URLSearchParams(record.query),
+      headers: record.headers,
+      body,
+      store,
+    });
+  } catch (error) {
+    if (error instanceof HttpError) return errorReply(error);
+    // A bug in the emulator must show up as the upstream's generic 500, not take the process down.
+    console.error('emulator: unexpected error while handling', record.method, record.path, error);
+    return errorReply(apiError(500, 'There was an error processing your request.'));
+  }
+}
+
+/**
+ * Reads the body chunk by chunk, updating the record as bytes arrive.
+ * Rejects when the client goes away before the end.
+ */
+function readBody(request: IncomingMessage, record: RecordedRequest): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      record.bytesReceived += chunk.length;
+    });
+    request.once('end', () => {
+      const body = Buffer.concat(chunks);
+      record.body = body.toString('utf8');
+      record.complete = true;
+      resolve(body);
+    });
+    request.once('error', reject);
+    request.once('close', () => {
+      if (!record.complete) reject(new Error('request aborted'));
+    });
+  });
+}
+
+function writeReply(response: ServerResponse, reply: Reply): void {
+  if (response.destroyed || response.headersSent) return;
+  const body = reply.body ?? '';
+  response.writeHead(reply.status, { ...reply.headers, 'content-length': String(Buffer.byteLength(body)) });
+  response.end(body);
+}
+
+/** The host part of a URL: unspecified addresses become loopback, IPv6 gets brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Starts the emulator of both REST areas on a real HTTP port, seeded like
+ * the public demo.
+ *
+ * @param options listening address and artificial latency; see {@link EmulatorOptions}.
+ * @returns the running emulator with its base URLs, the request log and controls.
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? '127.0.0.1';
+  const latencyMs = options.latencyMs ?? 0;
+  const store = new Store();
+  const requests: RecordedRequest[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = request.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const headers = collectHeaders(request.rawHeaders);
+    const record: RecordedRequest = {
+      method: request.method ?? 'GET',
+      path: queryStart === -1 ? url : url.slice(0, queryStart),
+      query: queryStart === -1 ? '' : url.slice(queryStart + 1),
+      headers,
+      contentType: headers['content-type'],
+      body: '',
+      bytesReceived: 0,
+      complete: false,
+    };
+    requests.push(record);
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      let body: Buffer;
+      try {
+        body = await readBody(request, record);
+      } catch {
+        // The client is gone; there is nobody to answer.
+        return;
+      }
+      if (latencyMs > 0) await sleep(latencyMs);
+      writeReply(response, dispatch(record, body, store));
+    } finally {
+      inFlight -= 1;
+    }
+  }
+
+  const server = createServer((request, response) => {
+    serve(request, response).catch((error: unknown) => {
+      console.error('emulator: failed to answer', error);
+      if (!response.headersSent) writeReply(response, errorReply(apiError(500, 'There was an error processing your request.')));
+      else response.destroy();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  // Errors after start (e.g. a reset socket) must never crash the process hosting the emulator.
+  server.on('error', (error) => console.error('emulator: server error', error));
+
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('emulator: expected a TCP address');
+  const origin = `http://${urlHost(host)}:${address.port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    petstoreUrl: `${origin}${PETSTORE_PREFIX}`,
+    plantsUrl: origin,
+    requests,
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    set maxInFlight(value: number) {
+      maxInFlight = value;
+    },
+    clearRequests() {
+      // Emptied in place so that callers holding the array see the change.
+      requests.length = 0;
+      maxInFlight = inFlight;
+    },
+    reset() {
+      store.reset();
+      maxInFlight = inFlight;
+    },
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        // server.close() alone waits for idle keep-alive sockets to time out.
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

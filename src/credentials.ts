@@ -1,0 +1,49 @@
+/**
+ * The caller's credentials, read by an allow-list: the `Authorization: Bearer` token and the
+ * `api_key` header, nothing else. Incoming headers are never copied upstream; each upstream
+ * operation receives only the credential its security declares (least privilege).
+ */
+
+/** What the caller sent. Values are secrets: never log them, never put them in an error. */
+export type Credentials = {
+  readonly bearer?: string;
+  readonly apiKey?: string;
+};
+
+/** The security an upstream operation declares. */
+export type Security =
+  /** `Authorization: Bearer` (the pet store's OAuth 2.0 scheme, the plant area's HTTP bearer) */
+  | 'bearer'
+  /** the `api_key` header */
+  | 'apiKey'
+  /** either; `GET /pet/{petId}` lists both, and the api_key is sent when the caller has one */
+  | 'apiKeyOrBearer'
+  /** no credential is sent */
+  | 'none';
+
+type HeaderSource = { get(name: string): string | null };
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** Reads the credentials from the incoming request's headers; anything malformed is treated as absent. */
+export function readCredentials(headers: HeaderSource): Credentials {
+  const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
+  const apiKey = headers.get('api_key')?.trim();
+  return { ...(bearer ? { bearer } : {}), ...(apiKey ? { apiKey } : {}) };
+}
+
+/** The headers that carry `credentials` to an operation with the given security; empty when it declares none. */
+export function credentialHeaders(credentials: Credentials, security: Security): Record<string, string> {
+  const bearer = credentials.bearer ? { authorization: `Bearer ${credentials.bearer}` } : undefined;
+  const apiKey = credentials.apiKey ? { api_key: credentials.apiKey } : undefined;
+  switch (security) {
+    case 'bearer':
+      return bearer ?? {};
+    case 'apiKey':
+      return apiKey ?? {};
+    case 'apiKeyOrBearer':
+      return apiKey ?? bearer ?? {};
+    case 'none':
+      return {};
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * Wire formats of the REST areas: JSON (int64-safe), XML and URL-encoded forms.
+ *
+ * Payloads are described once as a {@link Shape}; the same description drives decoding
+ * (normalising whatever the upstream sent into one typed form), encoding into each body
+ * format, and the static payload types (`Payload<typeof shape>`). A field the shape does not
+ * name is dropped on decode, so an upstream that echoes secrets we do not model (or adds new
+ * fields) cannot leak them through the graph.
+ */
+import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import qs from 'qs';
+
+/** A scalar field kind. `int64` values are kept as canonical decimal strings end to end. */
+export type ScalarKind = 'int64' | 'int32' | 'string' | 'boolean' | 'datetime';
+
+/** The description of one field (or of a whole body). */
+export type Shape =
+  | { readonly kind: ScalarKind }
+  | { readonly kind: 'object'; readonly xmlName: string; readonly fields: Readonly<Record<string, Shape>> }
+  | { readonly kind: 'list'; readonly of: Shape; readonly xmlItem: string };
+
+type ScalarValue<K extends ScalarKind> = K extends 'int32' ? number : K extends 'boolean' ? boolean : string;
+
+/** The decoded (and encodable) value of a shape: int64 and datetime as strings, every object field optional. */
+export type Payload<S extends Shape> = S extends { kind: 'object'; fields: infer F extends Record<string, Shape> }
+  ? { [K in keyof F]?: Payload<F[K]> }
+  : S extends { kind: 'list'; of: infer I extends Shape }
+    ? Payload<I>[]
+    : S extends { kind: infer K extends ScalarKind }
+      ? ScalarValue<K>
+      : never;
+
+/** Shape builders, so that payload descriptions read like the OpenAPI schemas they mirror. */
+export const int64 = { kind: 'int64' } as const;
+export const int32 = { kind: 'int32' } as const;
+export const string = { kind: 'string' } as const;
+export const boolean = { kind: 'boolean' } as const;
+export const datetime = { kind: 'datetime' } as const;
+export function object<const F extends Record<string, Shape>>(xmlName: string, fields: F) {
+  return { kind: 'object', xmlName, fields } as const;
+}
+export function list<const I extends Shape>(of: I, xmlItem: string) {
+  return { kind: 'list', of, xmlItem } as const;
+}
+
+/** A body that does not match its content type or its shape. */
+export class DecodeError extends Error {
+  override name = 'DecodeError';
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const INTEGER = /^-?\d+$/;
+
+/**
+ * The canonical decimal form of an int64, or undefined when `value` is not one.
+ * Used for ids from clients (before any upstream call) and from upstreams alike.
+ */
+export function toInt64(value: unknown): string | undefined {
+  const text = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : value;
+  if (typeof text !== 'string' || !INTEGER.test(text) || text.length > 20) return undefined;
+  const n = BigInt(text);
+  return n >= INT64_MIN && n <= INT64_MAX ? n.toString() : undefined;
+}
+
+// Sixteen or more digits in a row may be a number JSON.parse would round; only then is the
+// slower lossless parser needed. Ids in the seeded data and most real traffic take the fast path.
+const MAYBE_UNSAFE_NUMBER = /\d{16}/;
+
+/** Parses JSON keeping integers beyond 2^53 exact (as their decimal text). */
+export function decodeJson(text: string): unknown {
+  try {
+    if (!MAYBE_UNSAFE_NUMBER.test(text)) return JSON.parse(text);
+    return parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : digits));
+  } catch {
+    throw new DecodeError('body is not valid JSON');
+  }
+}
+
+const xmlParser = new XMLParser({
+  ignoreAttributes: true,
+  // Keep every value as text: the shape decides what is a number, and int64 stays exact.
+  parseTagValue: false,
+  trimValues: true,
+  processEntities: true,
+  htmlEntities: false,
+});
+
+/** Parses an XML document and returns the content of its root element, whatever the root is named. */
+export function decodeXml(text: string): unknown {
+  let document: Record<string, unknown>;
+  try {
+    document = xmlParser.parse(text, true) as Record<string, unknown>;
+  } catch {
+    throw new DecodeError('body is not valid XML');
+  }
+  const roots = Object.keys(document).filter((name) => !name.startsWith('?'));
+  if (roots.length !== 1) throw new DecodeError('XML body must have exactly one root element');
+  return document[roots[0] as string];
+}
+
+/**
+ * Normalises a decoded JSON or XML value to the shape: numbers from text, single XML items
+ * into lists, wrapped XML lists unwrapped, epoch milliseconds into ISO dates. Absent, null
+ * and empty values are left out.
+ */
+export function normalize<S extends Shape>(shape: S, raw: unknown, path = '$'): Payload<S> {
+  return normalizeAny(shape, raw, path) as Payload<S>;
+}
+
+function normalizeAny(shape: Shape, raw: unknown, path: string): unknown {
+  switch (shape.kind) {
+    case 'int64': {
+      const value = toInt64(raw);
+      if (value === undefined) throw new DecodeError(`${path}: expected an int64`);
+      return value;
+    }
+    case 'int32': {
+      const value = typeof raw === 'string' && INTEGER.test(raw) ? Number(raw) : raw;
+      if (typeof value !== 'number' || !Number.isInteger(value)) throw new DecodeError(`${path}: expected an integer`);
+      return value;
+    }
+    case 'string':
+      if (typeof raw === 'string') return raw;
+      if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
+      throw new DecodeError(`${path}: expected a string`);
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw;
+      if (raw === 'true' || raw === 'false') return raw === 'true';
+      throw new DecodeError(`${path}: expected a boolean`);
+    case 'datetime': {
+      // JSON carries ISO strings; the reference server's XML carries epoch milliseconds.
+      const epoch = typeof raw === 'number' ? raw : typeof raw === 'string' && INTEGER.test(raw) ? Number(raw) : undefined;
+      const date = epoch !== undefined ? new Date(epoch) : typeof raw === 'string' ? new Date(raw) : undefined;
+      if (!date || Number.isNaN(date.getTime())) throw new DecodeError(`${path}: expected a date-time`);
+      return date.toISOString();
+    }
+    case 'object': {
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DecodeError(`${path}: expected an object`);
+      const source = raw as Record<string, unknown>;
+      const result: Record<string, unknown> = {};
+      for (const [name, field] of Object.entries(shape.fields)) {
+        const value = source[name];
+        if (value === undefined || value === null || value === '') continue;
+        result[name] = normalizeAny(field, value, `${path}.${name}`);
+      }
+      return result;
+    }
+    case 'list':
+      return listItems(raw).map((item, index) => normalizeAny(shape.of, item, `${path}[${index}]`));
+  }
+}
+
+/** The items of a list as JSON (an array) or XML (a wrapper element, possibly with one item, or empty) sends it. */
+function listItems(raw: unknown): unknown[] {
+  if (Array.isArray(raw)) return raw;
+  if (raw === '' || raw === undefined || raw === null) return [];
+  if (typeof raw === 'object') {
+    // `<photoUrls><photoUrl>a</photoUrl></photoUrls>`, `<ArrayList><item>…</item></ArrayList>`:
+    // whatever the item element is called, its occurrences are the items.
+    return Object.values(raw).flatMap((items) => (Array.isArray(items) ? items : [items]));
+  }
+  return [raw];
+}
+
+/** Converts a payload to plain values for a JSON body: int64 strings become bigints so that they are written as exact integers. */
+function toJsonValue(shape: Shape, value: unknown): unknown {
+  if (value === undefined || value === null) return undefined;
+  switch (shape.kind) {
+    case 'int64':
+      return BigInt(value as string);
+    case 'object': {
+      const source = value as Record<string, unknown>;
+      const result: Record<string, unknown> = {};
+      for (const [name, field] of Object.entries(shape.fields)) {
+        const converted = toJsonValue(field, source[name]);
+        if (converted !== undefined) result[name] = converted;
+      }
+      return result;
+    }
+    case 'list':
+      return (value as unknown[]).map((item) => toJsonValue(shape.of, item));
+    default:
+      return value;
+  }
+}
+
+/** Writes a payload as JSON, with int64 fields as exact JSON integers. */
+export function encodeJson<S extends Shape>(shape: S, value: Payload<S>): string {
+  return stringifyLossless(toJsonValue(shape, value)) ?? 'null';
+}
+
+const xmlBuilder = new XMLBuilder({ ignoreAttributes: true, suppressEmptyNode: false });
+
+function toXmlValue(shape: Shape, value: unknown): unknown {
+  switch (shape.kind) {
+    case 'object': {
+      const source = value as Record<string, unknown>;
+      const result: Record<string, unknown> = {};
+      for (const [name, field] of Object.entries(shape.fields)) {
+        if (source[name] !== undefined && source[name] !== null) result[name] = toXmlValue(field, source[name]);
+      }
+      return result;
+    }
+    case 'list':
+      // Wrapped lists, as the pet store declares them: <photoUrls><photoUrl>…</photoUrl></photoUrls>.
+      return { [shape.xmlItem]: (value as unknown[]).map((item) => toXmlValue(shape.of, item)) };
+    default:
+      return String(value);
+  }
+}
+
+/** Writes an object payload as an XML document whose root is the shape's `xmlName`. */
+export function encodeXml<S extends Shape & { kind: 'object' }>(shape: S, value: Payload<S>): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>${xmlBuilder.build({ [shape.xmlName]: toXmlValue(shape, value) })}`;
+}
+
+/**
+ * Writes an object payload as `application/x-www-form-urlencoded`. Nested values use bracket
+ * keys: `category[id]=1`, `photoUrls[0]=a`, `tags[0][name]=x` (brackets percent-encoded).
+ */
+export function encodeForm<S extends Shape & { kind: 'object' }>(shape: S, value: Payload<S>): string {
+  return qs.stringify(value, { arrayFormat: 'indices', skipNulls: true });
+}
+
+/** Content types of the three body formats. */
+export const BODY_CONTENT_TYPES = {
+  json: 'application/json',
+  xml: 'application/xml',
+  form: 'application/x-www-form-urlencoded',
+} as const;
+
+/** A body format the pet store accepts for its (J/X/F) operations. */
+export type BodyFormat = keyof typeof BODY_CONTENT_TYPES;
+
+/** Encodes an object payload in the given format, with its content type. */
+export function encodeBody<S extends Shape & { kind: 'object' }>(
+  format: BodyFormat,
+  shape: S,
+  value: Payload<S>,
+): { contentType: string; data: string } {
+  const data = format === 'json' ? encodeJson(shape, value) : format === 'xml' ? encodeXml(shape, value) : encodeForm(shape, value);
+  return { contentType: BODY_CONTENT_TYPES[format], data };
+}

@@ -1,0 +1,167 @@
+/**
+ * The pet store area: one small typed function per REST operation, named by its operationId.
+ * Each sends only the credential its operation's security declares. Functions of operations
+ * that declare none do not even take the caller's credentials.
+ */
+import type { Readable } from 'node:stream';
+import { credentialHeaders, type Credentials, type Security } from '../credentials.js';
+import { encodeBody, encodeJson, type BodyFormat } from './codec.js';
+import { decodePayload, path, UpstreamError, type UpstreamClient, type UpstreamRequest } from './http.js';
+import {
+  ApiResponseShape,
+  OrderShape,
+  PetListShape,
+  PetShape,
+  UserListShape,
+  UserShape,
+  type InventoryPayload,
+  type OrderPayload,
+  type PetPayload,
+  type PetStatus,
+  type UserPayload,
+} from './payloads.js';
+
+/** How the pet store is spoken to. */
+export type PetstoreOptions = {
+  /** body format of the (J/X/F) operations (`POST /pet`, `PUT /pet`, `POST /store/order`, `POST /user`, `PUT /user/{username}`). @default 'json' */
+  bodyFormat: BodyFormat;
+  /** response format asked for with `Accept`; answers are decoded by their own Content-Type whatever was asked. @default 'json' */
+  accept: 'json' | 'xml';
+};
+
+/** The pet store operations, as functions. */
+export type PetstoreApi = ReturnType<typeof createPetstoreApi>;
+
+/** Binds the pet store operations to a client and the configured formats. */
+export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptions) {
+  // The reference server answers in XML only when Accept is exactly `application/xml`.
+  const accept = options.accept === 'xml' ? 'application/xml' : 'application/json';
+
+  const send = (call: UpstreamRequest, security: Security = 'none', credentials: Credentials = {}) =>
+    client.request({ ...call, headers: { accept, ...credentialHeaders(credentials, security) } });
+
+  /** Runs one call per value and merges the pets, each once, in the order first seen. */
+  async function findPetsByEach(operation: string, restPath: string, name: string, values: readonly string[], credentials: Credentials) {
+    // The interface document puts several values comma separated in one parameter; the reference
+    // server takes one `status` per call and one tag per repeated `tags=`. One call per value
+    // means the same thing to both, and the calls run concurrently.
+    const lists = await Promise.all(
+      [...new Set(values)].map(async (value) =>
+        decodePayload(client, operation, PetListShape, await send({ operation, method: 'GET', path: restPath, query: { [name]: value } }, 'bearer', credentials)),
+      ),
+    );
+    const byId = new Map<string, PetPayload>();
+    for (const pet of lists.flat()) if (pet.id !== undefined && !byId.has(pet.id)) byId.set(pet.id, pet);
+    return [...byId.values()];
+  }
+
+  return {
+    /** `POST /pet` (bearer). */
+    async addPet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
+      const call = { operation: 'addPet', method: 'POST', path: '/pet', body: encodeBody(options.bodyFormat, PetShape, pet) } as const;
+      return decodePayload(client, call.operation, PetShape, await send(call, 'bearer', credentials));
+    },
+
+    /** `PUT /pet` (bearer): replaces the pet with `pet.id` as a whole. */
+    async updatePet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
+      const call = { operation: 'updatePet', method: 'PUT', path: '/pet', body: encodeBody(options.bodyFormat, PetShape, pet) } as const;
+      return decodePayload(client, call.operation, PetShape, await send(call, 'bearer', credentials));
+    },
+
+    /** `GET /pet/findByStatus` (bearer), once per status; each pet once. */
+    findPetsByStatus(credentials: Credentials, statuses: readonly PetStatus[]): Promise<PetPayload[]> {
+      return findPetsByEach('findPetsByStatus', '/pet/findByStatus', 'status', statuses, credentials);
+    },
+
+    /** `GET /pet/findByTags` (bearer), once per tag; each pet once. */
+    findPetsByTags(credentials: Credentials, tags: readonly string[]): Promise<PetPayload[]> {
+      return findPetsByEach('findPetsByTags', '/pet/findByTags', 'tags', tags, credentials);
+    },
+
+    /** `GET /pet/{petId}` (api_key or bearer). */
+    async getPetById(credentials: Credentials, id: string): Promise<PetPayload> {
+      const call = { operation: 'getPetById', method: 'GET', path: path`/pet/${id}` } as const;
+      return decodePayload(client, call.operation, PetShape, await send(call, 'apiKeyOrBearer', credentials));
+    },
+
+    /**
+     * `POST /pet/{petId}` (bearer) with `name` and `status` as query parameters and no body.
+     * Returns undefined when the upstream answers without a pet (older servers send no body).
+     */
+    async updatePetWithForm(credentials: Credentials, id: string, changes: { name?: string; status?: PetStatus }): Promise<PetPayload | undefined> {
+      const call = { operation: 'updatePetWithForm', method: 'POST', path: path`/pet/${id}`, query: changes } as const;
+      const response = await send(call, 'bearer', credentials);
+      return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
+    },
+
+    /** `POST /pet/{petId}/uploadImage` (bearer): streams `file` as `application/octet-stream`. */
+    async uploadFile(credentials: Credentials, id: string, file: Readable, additionalMetadata?: string) {
+      const call = {
+        operation: 'uploadFile',
+        method: 'POST',
+        path: path`/pet/${id}/uploadImage`,
+        query: { additionalMetadata },
+        body: { contentType: 'application/octet-stream', data: file },
+      } as const;
+      return decodePayload(client, call.operation, ApiResponseShape, await send(call, 'bearer', credentials));
+    },
+
+    /** `GET /store/inventory` (api_key): quantity by status. */
+    async getInventory(credentials: Credentials): Promise<InventoryPayload> {
+      const operation = 'getInventory';
+      const { body, status } = await send({ operation, method: 'GET', path: '/store/inventory' }, 'apiKey', credentials);
+      const entries = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body) : undefined;
+      const quantities = entries?.map(([key, value]) => [key, Number(value)] as const);
+      if (!quantities || quantities.some(([, value]) => !Number.isInteger(value))) {
+        throw new UpstreamError(client.service, operation, 'invalid-response', `${client.service} answered ${operation} with an unexpected body (expected quantities by status)`, status);
+      }
+      return Object.fromEntries(quantities);
+    },
+
+    /** `POST /store/order` (no credential). */
+    async placeOrder(order: OrderPayload): Promise<OrderPayload> {
+      const call = { operation: 'placeOrder', method: 'POST', path: '/store/order', body: encodeBody(options.bodyFormat, OrderShape, order) } as const;
+      return decodePayload(client, call.operation, OrderShape, await send(call));
+    },
+
+    /** `GET /store/order/{orderId}` (no credential; served by the reference server, not in the interface document). */
+    async getOrderById(id: string): Promise<OrderPayload> {
+      const call = { operation: 'getOrderById', method: 'GET', path: path`/store/order/${id}` } as const;
+      return decodePayload(client, call.operation, OrderShape, await send(call));
+    },
+
+    /** `POST /user` (no credential). */
+    async createUser(user: UserPayload): Promise<UserPayload> {
+      const call = { operation: 'createUser', method: 'POST', path: '/user', body: encodeBody(options.bodyFormat, UserShape, user) } as const;
+      return decodePayload(client, call.operation, UserShape, await send(call));
+    },
+
+    /**
+     * `POST /user/createWithList` (no credential; JSON only). Returns the users the upstream
+     * answered with when it sends the list (the reference server), undefined when it sends a
+     * single user (as the interface document says).
+     */
+    async createUsersWithListInput(users: readonly UserPayload[]): Promise<UserPayload[] | undefined> {
+      const operation = 'createUsersWithListInput';
+      const body = { contentType: 'application/json', data: encodeJson(UserListShape, [...users]) };
+      const response = await send({ operation, method: 'POST', path: '/user/createWithList', body });
+      return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
+    },
+
+    /** `GET /user/{username}` (no credential). */
+    async getUserByName(username: string): Promise<UserPayload> {
+      const call = { operation: 'getUserByName', method: 'GET', path: path`/user/${username}` } as const;
+      return decodePayload(client, call.operation, UserShape, await send(call));
+    },
+
+    /**
+     * `PUT /user/{username}` (no credential). Returns the updated user when the upstream sends it
+     * (the reference server), undefined when it answers with no body (as the interface declares).
+     */
+    async updateUser(username: string, user: UserPayload): Promise<UserPayload | undefined> {
+      const call = { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, body: encodeBody(options.bodyFormat, UserShape, user) } as const;
+      const response = await send(call);
+      return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Configuration: environment variables and the equivalent command-line flags, read once into
+ * one frozen, typed object and validated at start. This is the only module that reads
+ * `process.env`; a bad value stops the start with a message naming the setting.
+ */
+import { parseArgs } from 'node:util';
+import type { BodyFormat } from './upstream/codec.js';
+
+/** The gateway's configuration. */
+export type Config = Readonly<{
+  /** interface to listen on. @default '0.0.0.0' */
+  host: string;
+  /** port to listen on (0 picks a free one). @default 4000 */
+  port: number;
+  /** pet store base URL (ends in /api/v3); undefined runs the embedded emulator */
+  petstoreUrl: string | undefined;
+  /** plant area base URL; undefined runs the embedded emulator */
+  plantsUrl: string | undefined;
+  /** body format of the pet store's (J/X/F) operations. @default 'json' */
+  petstoreBodyFormat: BodyFormat;
+  /** response format asked of the pet store. @default 'json' */
+  petstoreAccept: 'json' | 'xml';
+  /** deadline of one upstream call, in milliseconds. @default 10000 */
+  upstreamTimeoutMs: number;
+  /** parallel connections (and so parallel calls) per upstream. @default 32 */
+  upstreamConnections: number;
+  /** largest upstream response body, in bytes. @default 10485760 */
+  upstreamMaxResponseBytes: number;
+  /** largest uploaded file, in bytes. @default 10485760 */
+  uploadMaxBytes: number;
+  /** serve GraphiQL on GET /graphql from a browser. @default true */
+  graphiql: boolean;
+}>;
+
+/** A setting that is missing its pair, malformed or out of range. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Setting<K extends keyof Config> = {
+  key: K;
+  env: string;
+  default: string | undefined;
+  description: string;
+  parse: (raw: string, env: string) => Config[K];
+};
+
+const integer = (min: number, max: number) => (raw: string, env: string) => {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${env} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+};
+const oneOf = <T extends string>(...values: T[]) => (raw: string, env: string): T => {
+  const value = values.find((candidate) => candidate === raw.toLowerCase());
+  if (!value) throw new ConfigError(`${env} must be one of ${values.join(', ')}, got "${raw}"`);
+  return value;
+};
+const url = (raw: string, env: string) => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${env} must be an absolute http(s) URL`);
+  }
+  // The URL is not echoed: it may carry credentials.
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${env} must be an http(s) URL`);
+  if (parsed.search || parsed.hash) throw new ConfigError(`${env} must not have a query or fragment`);
+  return parsed.toString().replace(/\/+$/, '');
+};
+const flag = (raw: string, env: string) => oneOf('true', 'false')(raw, env) === 'true';
+
+/** Every setting, with its variable, default and meaning (also the source of `--help`). */
+export const SETTINGS = [
+  { key: 'host', env: 'HOST', default: '0.0.0.0', description: 'interface to listen on', parse: (raw: string) => raw },
+  { key: 'port', env: 'PORT', default: '4000', description: 'port to listen on (0 picks a free one)', parse: integer(0, 65535) },
+  { key: 'petstoreUrl', env: 'PETSTORE_URL', default: undefined, description: 'pet store base URL, ending in /api/v3 (unset with PLANTS_URL: embedded emulator)', parse: url },
+  { key: 'plantsUrl', env: 'PLANTS_URL', default: undefined, description: 'plant area base URL (unset with PETSTORE_URL: embedded emulator)', parse: url },
+  { key: 'petstoreBodyFormat', env: 'PETSTORE_BODY_FORMAT', default: 'json', description: 'body format of POST/PUT /pet, POST /store/order, POST /user, PUT /user/{username}: json, xml or form', parse: oneOf<BodyFormat>('json', 'xml', 'form') },
+  { key: 'petstoreAccept', env: 'PETSTORE_ACCEPT', default: 'json', description: 'response format asked of the pet store: json or xml', parse: oneOf('json', 'xml') },
+  { key: 'upstreamTimeoutMs', env: 'UPSTREAM_TIMEOUT_MS', default: '10000', description: 'deadline of one upstream call, in milliseconds', parse: integer(1, 600_000) },
+  { key: 'upstreamConnections', env: 'UPSTREAM_CONNECTIONS', default: '32', description: 'parallel connections (and calls) per upstream', parse: integer(1, 1024) },
+  { key: 'upstreamMaxResponseBytes', env: 'UPSTREAM_MAX_RESPONSE_BYTES', default: String(10 * 1024 * 1024), description: 'largest upstream response body, in bytes', parse: integer(1, 2 ** 31) },
+  { key: 'uploadMaxBytes', env: 'UPLOAD_MAX_BYTES', default: String(10 * 1024 * 1024), description: 'largest uploaded file, in bytes', parse: integer(1, 2 ** 31) },
+  { key: 'graphiql', env: 'GRAPHIQL', default: 'true', description: 'serve GraphiQL at /graphql to browsers: true or false', parse: flag },
+] as const satisfies readonly Setting<keyof Config>[];
+
+/** `PETSTORE_URL` → `--petstore-url`. */
+export function flagName(env: string): string {
+  return `--${env.toLowerCase().replace(/_/g, '-')}`;
+}
+
+/** The text of `--help`. */
+export function helpText(): string {
+  const rows = SETTINGS.map((setting) => `  ${flagName(setting.env).padEnd(32)} ${setting.env.padEnd(28)} ${setting.description}${setting.default !== undefined ? ` (default ${setting.default})` : ''}`);
+  return ['Usage: npm start -- [flags]   (each flag can also be set by its environment variable)', '', ...rows, '  --help'].join('\n');
+}
+
+/**
+ * Reads the configuration from command-line flags (first) and environment variables.
+ * @throws ConfigError naming the bad setting
+ */
+export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(SETTINGS.map((setting) => [flagName(setting.env).slice(2), { type: 'string' as const }])),
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : 'unreadable command line');
+  }
+  const values: Record<string, unknown> = {};
+  for (const setting of SETTINGS) {
+    const given = flags[flagName(setting.env).slice(2)];
+    const raw = (typeof given === 'string' ? given : env[setting.env]) ?? setting.default;
+    values[setting.key] = raw === undefined || raw === '' ? undefined : setting.parse(raw, setting.env);
+  }
+  const config = values as Config;
+  if ((config.petstoreUrl === undefined) !== (config.plantsUrl === undefined)) {
+    const missing = config.petstoreUrl === undefined ? 'PETSTORE_URL' : 'PLANTS_URL';
+    throw new ConfigError(`${missing} must be set too: set both upstream URLs, or neither to use the embedded emulator`);
+  }
+  return Object.freeze(config);
+}
+
+/** The settings whose value differs from the default, for the start-up banner (URLs shown without credentials). */
+export function changedSettings(config: Config): string[] {
+  return SETTINGS.flatMap((setting) => {
+    const value = config[setting.key];
+    const defaultValue = setting.default === undefined ? undefined : setting.parse(setting.default, setting.env);
+    if (value === defaultValue) return [];
+    const shown = typeof value === 'string' && setting.key.endsWith('Url') ? redactUrl(value) : String(value);
+    return [`${setting.env}=${shown}`];
+  });
+}
+
+/** A URL without user info, safe to print. */
+export function redactUrl(value: string): string {
+  const parsed = new URL(value);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString().replace(/\/+$/, '');
+}

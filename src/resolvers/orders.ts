@@ -1,0 +1,25 @@
+/**
+ * Orders: `Query.order`, `Mutation.placeOrder`, and the Order type with its pet.
+ */
+import type { Resolvers } from '../__generated__/resolvers-types.js';
+import { incompleteAnswer } from '../errors.js';
+import { int64Arg, orderPayload } from './inputs.js';
+
+export const orderResolvers: Resolvers = {
+  Order: {
+    id: (order) => order.id ?? incompleteAnswer('petstore', 'Order.id'),
+    petId: (order) => order.petId ?? null,
+    // Many orders of one request share their pets' lookups through the loader.
+    pet: (order, _, { loaders }) => (order.petId === undefined ? null : loaders.petById.load(order.petId)),
+    quantity: (order) => order.quantity ?? null,
+    shipDate: (order) => order.shipDate ?? null,
+    status: (order) => order.status ?? null,
+    complete: (order) => order.complete ?? null,
+  },
+  Query: {
+    order: (_, { id }, { loaders }) => loaders.orderById.load(int64Arg(id, 'id')),
+  },
+  Mutation: {
+    placeOrder: (_, { input }, { petstore }) => petstore.placeOrder(orderPayload(input)),
+  },
+};

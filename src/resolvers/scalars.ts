@@ -1,0 +1,46 @@
+/**
+ * Custom scalars: `DateTime` (ISO 8601, normalised to UTC) and `File` (a streamed upload).
+ */
+import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+import { UploadedFile } from '../uploads.js';
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+function invalid(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+}
+
+function parseDateTime(value: unknown): string {
+  const date = typeof value === 'string' && ISO_DATE_TIME.test(value) ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime())) throw invalid('DateTime must be an ISO 8601 date-time with a time zone, such as 2025-03-20T11:00:00Z');
+  return date.toISOString();
+}
+
+export const DateTime = new GraphQLScalarType<string, string>({
+  name: 'DateTime',
+  serialize(value) {
+    // Upstream dates are normalised to ISO strings when decoded; Date objects are accepted too.
+    const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime cannot represent an invalid date');
+    return date.toISOString();
+  },
+  parseValue: parseDateTime,
+  parseLiteral(ast) {
+    if (ast.kind !== Kind.STRING) throw invalid('DateTime must be a string');
+    return parseDateTime(ast.value);
+  },
+});
+
+export const File = new GraphQLScalarType<UploadedFile, never>({
+  name: 'File',
+  serialize() {
+    throw new GraphQLError('File is an input-only scalar');
+  },
+  parseValue(value) {
+    if (value instanceof UploadedFile) return value;
+    throw invalid('File must be sent as a file part of a multipart request (GraphQL multipart request specification)');
+  },
+  parseLiteral() {
+    throw invalid('File must be sent as a variable in a multipart request');
+  },
+});

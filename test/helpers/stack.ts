@@ -1,0 +1,97 @@
+/**
+ * Test stack: the embedded emulator on 127.0.0.1 port 0, and the gateway served over HTTP on
+ * another free port, pointed at it. Each test file starts its own and stops it.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../src/config.js';
+import { startEmulator, type Emulator, type RecordedRequest } from '../../src/emulator/server.js';
+import { createGateway, type GatewayConfig } from '../../src/gateway.js';
+
+/** A GraphQL response as the tests read it. */
+export type GraphQLResponse = {
+  status: number;
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+};
+
+export type Stack = {
+  /** the gateway's GraphQL endpoint */
+  url: string;
+  emulator: Emulator;
+  /** posts a GraphQL operation as JSON */
+  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
+  /** the requests the emulator received since the last call (and forgets them) */
+  upstream(): RecordedRequest[];
+  close(): Promise<void>;
+};
+
+/** Credentials a test sends; their values must never appear in responses. */
+export const BEARER = 'test-bearer-token-0123';
+export const API_KEY = 'test-api-key-4567';
+export const ALL_CREDENTIALS = { authorization: `Bearer ${BEARER}`, api_key: API_KEY };
+
+/** The default configuration, with no environment (tests must not depend on the caller's). */
+export function testConfig(overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>): GatewayConfig {
+  return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, ...overrides };
+}
+
+/** Serves a request handler on 127.0.0.1, port 0. */
+export async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}` };
+}
+
+/** Stops a server, closing its keep-alive connections. */
+export async function stop(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** Posts a GraphQL operation to `url`. */
+export async function postGraphQL(url: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as Omit<GraphQLResponse, 'status'>;
+  return { status: response.status, ...body };
+}
+
+/** Starts the emulator and a gateway in front of it. */
+export async function startStack(overrides: Partial<GatewayConfig> = {}, emulator?: Emulator): Promise<Stack> {
+  const upstreamEmulator = emulator ?? (await startEmulator());
+  const gateway = createGateway(testConfig({ petstoreUrl: upstreamEmulator.petstoreUrl, plantsUrl: upstreamEmulator.plantsUrl, ...overrides }));
+  const { server, url } = await listen(gateway.yoga);
+  const endpoint = `${url}/graphql`;
+  return {
+    url: endpoint,
+    emulator: upstreamEmulator,
+    gql: (query, variables, headers) => postGraphQL(endpoint, query, variables, headers),
+    upstream() {
+      const requests = [...upstreamEmulator.requests];
+      upstreamEmulator.clearRequests();
+      return requests;
+    },
+    async close() {
+      await stop(server);
+      await gateway.close();
+      if (!emulator) await upstreamEmulator.close();
+    },
+  };
+}
+
+/** The parts of a recorded upstream request that tests assert on. */
+export function summary(request: RecordedRequest) {
+  return {
+    method: request.method,
+    path: request.path,
+    query: decodeURIComponent(request.query),
+    contentType: request.contentType,
+    authorization: request.headers['authorization'],
+    apiKey: request.headers['api_key'],
+  };
+}

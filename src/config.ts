@@ -30,6 +30,8 @@ export type Config = Readonly<{
   uploadMaxBytes: number;
   /** serve GraphiQL on GET /graphql from a browser. @default true */
   graphiql: boolean;
+  /** least severe log level written. @default 'info' */
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
 }>;
 
 /** A setting that is missing its pair, malformed or out of range. */
@@ -81,6 +83,7 @@ export const SETTINGS = [
   { key: 'upstreamConnections', env: 'UPSTREAM_CONNECTIONS', default: '32', description: 'parallel connections (and calls) per upstream', parse: integer(1, 1024) },
   { key: 'upstreamMaxResponseBytes', env: 'UPSTREAM_MAX_RESPONSE_BYTES', default: String(10 * 1024 * 1024), description: 'largest upstream response body, in bytes', parse: integer(1, 2 ** 31) },
   { key: 'uploadMaxBytes', env: 'UPLOAD_MAX_BYTES', default: String(10 * 1024 * 1024), description: 'largest uploaded file, in bytes', parse: integer(1, 2 ** 31) },
+  { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'least severe log level written: debug, info, warn or error', parse: oneOf('debug', 'info', 'warn', 'error') },
   { key: 'graphiql', env: 'GRAPHIQL', default: 'true', description: 'serve GraphiQL at /graphql to browsers: true or false', parse: flag },
 ] as const satisfies readonly Setting<keyof Config>[];
 

@@ -77,5 +77,17 @@ export function maskError(error: unknown, message: string): Error {
       },
     });
   }
+  if (error instanceof GraphQLError && error.extensions['originalError'] !== undefined) {
+    // yoga attaches the parser's own message (which quotes the request body) to some request
+    // errors; the code and message say enough.
+    const { originalError: _dropped, ...extensions } = error.extensions;
+    return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
+  }
   return yogaMaskError(error, message, false);
+}
+
+/** True for failures that are part of normal operation (an upstream said no, a caller sent bad input), which need no stack trace in the log. */
+export function isExpectedError(error: unknown): boolean {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  return original instanceof UpstreamError || (original instanceof GraphQLError && original.originalError === undefined);
 }

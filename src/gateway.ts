@@ -6,6 +6,7 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { maskError } from './errors.js';
+import { createLogger } from './logger.js';
 import { createSchema } from './schema.js';
 import { useStreamingUploads } from './uploads.js';
 import { createUpstreamClient } from './upstream/http.js';
@@ -44,7 +45,8 @@ export function createGateway(config: GatewayConfig): Gateway {
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
     plugins: [useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: 5 })],
-    logging: 'warn',
+    // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
+    logging: createLogger(config.logLevel),
   });
 
   return {

@@ -33,7 +33,7 @@ export const ALL_CREDENTIALS = { authorization: `Bearer ${BEARER}`, api_key: API
 
 /** The default configuration, with no environment (tests must not depend on the caller's). */
 export function testConfig(overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>): GatewayConfig {
-  return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, ...overrides };
+  return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides };
 }
 
 /** Serves a request handler on 127.0.0.1, port 0. */

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfig();
-  const emulator = config.petstoreUrl === undefined || config.plantsUrl === undefined ? await startEmulator() : undefined;
+  const emulator = config.petstoreUrl === undefined || config.plantsUrl === undefined ? await startEmulator({ recordRequests: false }) : undefined;
   const petstoreUrl = emulator?.petstoreUrl ?? config.petstoreUrl ?? '';
   const plantsUrl = emulator?.plantsUrl ?? config.plantsUrl ?? '';
   const gateway = createGateway({ ...config, petstoreUrl, plantsUrl });

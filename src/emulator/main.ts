@@ -18,6 +18,7 @@ async function main(): Promise<void> {
   const emulator = await startEmulator({
     host: process.env.EMULATOR_HOST?.trim() || '127.0.0.1',
     port: readPort(process.env.EMULATOR_PORT),
+    recordRequests: false,
   });
   console.log(`pet store emulator: ${emulator.petstoreUrl}`);
   console.log(`plant emulator:     ${emulator.plantsUrl}/plants`);

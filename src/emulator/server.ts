@@ -48,6 +48,12 @@ export type EmulatorOptions = {
    * @default 0
    */
   latencyMs?: number;
+  /**
+   * Keep every request in `requests` (for tests). A long-running emulator (`npm start`,
+   * `npm run emulator`) turns this off so that its memory does not grow with traffic.
+   * @default true
+   */
+  recordRequests?: boolean;
 };
 
 export type Emulator = {
@@ -230,6 +236,7 @@ function urlHost(host: string): string {
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
   const latencyMs = options.latencyMs ?? 0;
+  const recordRequests = options.recordRequests ?? true;
   const store = new Store();
   const requests: RecordedRequest[] = [];
   let inFlight = 0;
@@ -249,7 +256,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       bytesReceived: 0,
       complete: false,
     };
-    requests.push(record);
+    if (recordRequests) requests.push(record);
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
     try {

@@ -82,6 +82,13 @@ describe('pet(id)', () => {
 });
 
 describe('pets(ids)', () => {
+  it('makes 3 upstream calls for pets(ids: [1, 2, 1, 2, 3])', async () => {
+    const result = await stack.gql('{ pets(ids: [1, 2, 1, 2, 3]) { id } }', {}, ALL_CREDENTIALS);
+
+    expect(result.data).toEqual({ pets: ['1', '2', '1', '2', '3'].map((id) => ({ id })) });
+    expect(stack.upstream().map((request) => `${request.method} ${request.path}`).sort()).toEqual(['GET /api/v3/pet/1', 'GET /api/v3/pet/2', 'GET /api/v3/pet/3']);
+  });
+
   it('answers in the order asked, null for a missing pet, fetching each distinct id once', async () => {
     const result = await stack.gql('{ pets(ids: [1, 2, 1, 404, 2, 3]) { id name } }', {}, ALL_CREDENTIALS);
 

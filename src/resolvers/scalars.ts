@@ -4,14 +4,21 @@
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 import { UploadedFile } from '../uploads.js';
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** True when the calendar date exists: `Date` silently rolls 2025-02-30 over to March 2. */
+function isRealDate(year: number, month: number, day: number): boolean {
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth;
+}
 
 function invalid(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
 }
 
 function parseDateTime(value: unknown): string {
-  const date = typeof value === 'string' && ISO_DATE_TIME.test(value) ? new Date(value) : undefined;
+  const parts = typeof value === 'string' ? ISO_DATE_TIME.exec(value) : null;
+  const date = parts && isRealDate(Number(parts[1]), Number(parts[2]), Number(parts[3])) ? new Date(parts[0]) : undefined;
   if (!date || Number.isNaN(date.getTime())) throw invalid('DateTime must be an ISO 8601 date-time with a time zone, such as 2025-03-20T11:00:00Z');
   return date.toISOString();
 }

@@ -1,0 +1,103 @@
+/**
+ * Inventory through the gateway against the emulator: quantities by order status, sorted, and
+ * the api_key that GET /store/inventory needs (and nothing else).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+
+/** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
+function received(stack: Stack) {
+  return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));
+}
+
+const INVENTORY = '{ inventory { entries { status quantity } } }';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+beforeEach(() => {
+  stack.emulator.reset();
+  stack.upstream();
+});
+
+describe('inventory', () => {
+  it('lists the quantity of the seeded orders by status, sorted by status', async () => {
+    const result = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+
+    expect(result).toEqual({
+      status: 200,
+      data: {
+        inventory: {
+          entries: [
+            { status: 'approved', quantity: 50 },
+            { status: 'delivered', quantity: 50 },
+            { status: 'placed', quantity: 100 },
+          ],
+        },
+      },
+    });
+  });
+
+  it('sends GET /store/inventory with the api_key and withholds the bearer token', async () => {
+    await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+
+    expect(received(stack)).toEqual([
+      { method: 'GET', path: '/api/v3/store/inventory', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY, body: '' },
+    ]);
+  });
+
+  it('is UNAUTHENTICATED without an api_key, even with a bearer token, which is not forwarded', async () => {
+    const result = await stack.gql(INVENTORY, {}, { authorization: `Bearer ${BEARER}` });
+
+    expect(result.data).toBeNull();
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors?.[0]?.path).toEqual(['inventory']);
+    expect(result.errors?.[0]?.extensions).toEqual({
+      code: 'UNAUTHENTICATED',
+      upstream: { service: 'petstore', operation: 'getInventory', status: 401 },
+    });
+    expect(received(stack)).toEqual([
+      { method: 'GET', path: '/api/v3/store/inventory', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
+    ]);
+  });
+
+  it('adds an entry for the status of a newly placed order', async () => {
+    const placed = await stack.gql('mutation { placeOrder(input: { id: 77, petId: 1, quantity: 7, status: "shipped" }) { id } }', {}, ALL_CREDENTIALS);
+    expect(placed.data).toEqual({ placeOrder: { id: '77' } });
+    stack.upstream();
+
+    const result = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+
+    expect(result.data).toEqual({
+      inventory: {
+        entries: [
+          { status: 'approved', quantity: 50 },
+          { status: 'delivered', quantity: 50 },
+          { status: 'placed', quantity: 100 },
+          { status: 'shipped', quantity: 7 },
+        ],
+      },
+    });
+    expect(received(stack).map((request) => [request.method, request.path])).toEqual([['GET', '/api/v3/store/inventory']]);
+  });
+
+  it('adds the quantity of a newly placed order to its status', async () => {
+    await stack.gql('mutation { placeOrder(input: { id: 78, petId: 2, quantity: 5, status: "approved" }) { id } }', {}, ALL_CREDENTIALS);
+    stack.upstream();
+
+    const result = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+
+    expect(result.data).toEqual({
+      inventory: {
+        entries: [
+          { status: 'approved', quantity: 55 },
+          { status: 'delivered', quantity: 50 },
+          { status: 'placed', quantity: 100 },
+        ],
+      },
+    });
+    expect(received(stack).map((request) => [request.method, request.path])).toEqual([['GET', '/api/v3/store/inventory']]);
+  });
+});

@@ -116,8 +116,9 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
   const values: Record<string, unknown> = {};
   for (const setting of SETTINGS) {
     const given = flags[flagName(setting.env).slice(2)];
-    const raw = (typeof given === 'string' ? given : env[setting.env]) ?? setting.default;
-    values[setting.key] = raw === undefined || raw === '' ? undefined : setting.parse(raw, setting.env);
+    // An empty value (`PORT=` in an env file) means "not set", as it does for most tools.
+    const raw = [typeof given === 'string' ? given : undefined, env[setting.env]].find((value) => value !== undefined && value !== '') ?? setting.default;
+    values[setting.key] = raw === undefined ? undefined : setting.parse(raw, setting.env);
   }
   const config = values as Config;
   if ((config.petstoreUrl === undefined) !== (config.plantsUrl === undefined)) {

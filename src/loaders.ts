@@ -33,7 +33,7 @@ function toError(error: unknown): Error {
 }
 
 /** Creates the loaders of one request, bound to its caller's credentials. */
-export function createLoaders(petstore: PetstoreApi, credentials: Credentials): Loaders {
+export function createLoaders(petstore: Pick<PetstoreApi, 'getPetById' | 'getOrderById' | 'getUserByName'>, credentials: Credentials): Loaders {
   return {
     petById: new DataLoader(eachKey((id) => petstore.getPetById(credentials, id))),
     orderById: new DataLoader(eachKey((id) => petstore.getOrderById(id))),

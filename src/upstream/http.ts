@@ -159,6 +159,10 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     }
 
     const contentType = headerValue(response.headers['content-type']);
+    if (response.statusCode >= 300 && response.statusCode <= 399) {
+      // Redirects are not followed: the location may be another origin, which must not receive credentials.
+      throw fail('status', `${service} answered ${call.operation} with a redirect (status ${response.statusCode}), which the gateway does not follow`, response.statusCode);
+    }
     if (response.statusCode < 200 || response.statusCode > 299) {
       const { message, code } = errorMessage(text, contentType);
       throw fail('status', message || `${service} answered ${call.operation} with status ${response.statusCode}`, response.statusCode, code);
@@ -230,6 +234,8 @@ function decodeBody(text: string, contentType: string | undefined): unknown {
  * some servers send under a JSON or XML content type.
  */
 function errorMessage(text: string, contentType: string | undefined): { message: string; code?: number } {
+  // An HTML page (a proxy's error page) is not a message meant for the caller.
+  if (/^\s*text\/html\b/i.test(contentType ?? '') || /^\s*<(!doctype|html)\b/i.test(text)) return { message: '' };
   let decoded: unknown;
   try {
     decoded = decodeBody(text, contentType);
@@ -246,7 +252,8 @@ function errorMessage(text: string, contentType: string | undefined): { message:
 }
 
 function excerpt(text: string): string {
-  const clean = text.trim().replace(/\s+/g, ' ');
+  // Addresses are left out of anything passed on: they may name internal hosts or carry secrets.
+  const clean = text.trim().replace(/\s+/g, ' ').replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '[address]');
   return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
 }
 

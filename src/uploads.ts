@@ -106,7 +106,9 @@ function parseMultipart(request: Request, contentType: string, limits: UploadLim
     try {
       parser = busboy({
         headers: { 'content-type': contentType },
-        limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles, fields: 2, fieldSize: 1024 * 1024 },
+        // busboy signals 'limit' on reaching fileSize, even when the file ends exactly there: one
+        // byte more tells a file of exactly maxFileBytes (accepted) from a larger one.
+        limits: { fileSize: limits.maxFileBytes + 1, files: limits.maxFiles, fields: 2, fieldSize: 1024 * 1024 },
       });
     } catch {
       reject(uploadError('Malformed multipart request: missing boundary', 'BAD_REQUEST'));

@@ -25,6 +25,8 @@ export type RecordedRequest = {
   contentType: string | undefined;
   /** Full body decoded as UTF-8 ('' if none); set once the body has been read completely. */
   body: string;
+  /** The body's exact bytes (uploads are binary); set with `body`. */
+  rawBody: Buffer;
   /** Updated as body chunks arrive, so a test can watch a streamed upload in progress. */
   bytesReceived: number;
   /** True once the whole body has arrived. */
@@ -202,6 +204,7 @@ function readBody(request: IncomingMessage, record: RecordedRequest): Promise<Bu
     request.once('end', () => {
       const body = Buffer.concat(chunks);
       record.body = body.toString('utf8');
+      record.rawBody = body;
       record.complete = true;
       resolve(body);
     });
@@ -253,6 +256,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       headers,
       contentType: headers['content-type'],
       body: '',
+      rawBody: Buffer.alloc(0),
       bytesReceived: 0,
       complete: false,
     };

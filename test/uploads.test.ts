@@ -1,0 +1,313 @@
+/**
+ * uploadPetImage through the gateway with the GraphQL multipart request specification: the
+ * ApiResponse, what the upstream receives (a raw `application/octet-stream` body, the bearer
+ * token only), streaming while the client is still sending, the size limit, and how malformed
+ * or invalid requests are refused without reaching the upstream or stopping the gateway.
+ */
+import { Agent } from 'node:http';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RecordedRequest } from '../src/emulator/server.js';
+import { CLOSING, multipartBody, multipartOpening, openMultipart, postMultipart, uploadParts, type Part } from './helpers/multipart.js';
+import { ALL_CREDENTIALS, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+
+const UPLOAD = `mutation ($petId: ID!, $file: File!, $additionalMetadata: String) {
+  uploadPetImage(petId: $petId, file: $file, additionalMetadata: $additionalMetadata) { code type message }
+}`;
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** A file of `size` bytes counting 0, 1, …, 255, 0, 1, …: every byte value, none of them text only. */
+function fileOf(size: number): Buffer {
+  return Buffer.from(Array.from({ length: size }, (_, index) => index % 256));
+}
+
+/** The parts of an upload of `content` (sent by the client as an image/png) for the given variables. */
+function uploadOf(variables: Record<string, unknown>, content?: Buffer): Part[] {
+  return uploadParts({ query: UPLOAD, variables }, { filename: 'photo.png', contentType: 'image/png', ...(content ? { content } : {}) });
+}
+
+/** The upstream's uploadImage requests among the recorded ones. */
+function uploadRequests(requests: readonly RecordedRequest[]): RecordedRequest[] {
+  return requests.filter((request) => request.path.endsWith('/uploadImage'));
+}
+
+/** What the upstream received for one upload; the body is compared byte for byte with the file. */
+function received(request: RecordedRequest, file: Buffer) {
+  return {
+    ...summary(request),
+    bytesReceived: request.bytesReceived,
+    complete: request.complete,
+    body: request.rawBody.equals(file) ? 'the file' : `${request.rawBody.length} other bytes`,
+  };
+}
+
+/** Polls `read` until it returns a value (a few seconds at most). */
+async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The upload the emulator is receiving, once it has at least `bytes` of it: a snapshot of its progress. */
+function upstreamUploadWith(stack: Stack, bytes: number) {
+  return waitFor(() => {
+    const request = uploadRequests(stack.emulator.requests).find((candidate) => candidate.bytesReceived >= bytes);
+    return request && { bytesReceived: request.bytesReceived, complete: request.complete };
+  }, `the upstream to receive ${bytes} bytes`);
+}
+
+describe('uploadPetImage', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+  beforeEach(() => {
+    stack.emulator.reset();
+    stack.upstream();
+  });
+
+  it("returns the pet store's ApiResponse for the uploaded file", async () => {
+    const file = fileOf(256);
+
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1', additionalMetadata: 'front' }, file)), { headers: ALL_CREDENTIALS });
+
+    expect(result).toEqual({
+      status: 200,
+      data: { uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: front\nFile uploaded, 256 bytes' } },
+    });
+    expect(stack.upstream().map((request) => received(request, file))).toEqual([
+      {
+        method: 'POST',
+        path: '/api/v3/pet/1/uploadImage',
+        query: 'additionalMetadata=front',
+        contentType: 'application/octet-stream',
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        bytesReceived: 256,
+        complete: true,
+        body: 'the file',
+      },
+    ]);
+  });
+
+  it('sends no additionalMetadata parameter when none is given', async () => {
+    const file = fileOf(10);
+
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, file)), { headers: ALL_CREDENTIALS });
+
+    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 10 bytes' } });
+    expect(stack.upstream().map((request) => [request.method, request.path, request.query])).toEqual([['POST', '/api/v3/pet/2/uploadImage', '']]);
+  });
+
+  it('streams the file: the upstream has the first 256 KiB while the client is still sending the rest', async () => {
+    const file = fileOf(1 * MiB);
+    const upload = openMultipart(stack.url, { headers: ALL_CREDENTIALS });
+
+    await upload.write(multipartOpening(uploadOf({ petId: '1' })));
+    await upload.write(file.subarray(0, 256 * KiB));
+    const midway = await upstreamUploadWith(stack, 256 * KiB);
+    await upload.end(Buffer.concat([file.subarray(256 * KiB), CLOSING]));
+    const result = await upload.response;
+
+    expect(midway).toEqual({ bytesReceived: 256 * KiB, complete: false });
+    expect(result).toEqual({
+      status: 200,
+      data: { uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 1048576 bytes' } },
+    });
+    expect(stack.upstream().map((request) => received(request, file))).toEqual([
+      {
+        method: 'POST',
+        path: '/api/v3/pet/1/uploadImage',
+        query: '',
+        contentType: 'application/octet-stream',
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        bytesReceived: 1 * MiB,
+        complete: true,
+        body: 'the file',
+      },
+    ]);
+  });
+
+  it('rejects petId "abc" with BAD_USER_INPUT before any upstream call', async () => {
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: 'abc' }, fileOf(1 * KiB))), { headers: ALL_CREDENTIALS });
+
+    expect(result.data).toBeNull();
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        message: 'petId must be an integer from -9223372036854775808 to 9223372036854775807, got "abc"',
+        path: ['uploadPetImage'],
+        extensions: { code: 'BAD_USER_INPUT' },
+      }),
+    ]);
+    expect(stack.upstream()).toEqual([]);
+  });
+
+  it('answers the next upload on the same connection after one rejected unread', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<Socket>();
+    agent.on('free', (socket: Socket) => sockets.add(socket));
+    try {
+      // The rejected upload's 1 MiB is never read by a resolver; the gateway must drain it.
+      const rejected = await postMultipart(stack.url, multipartBody(uploadOf({ petId: 'abc' }, fileOf(1 * MiB))), { headers: ALL_CREDENTIALS, agent });
+      const next = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, fileOf(100))), { headers: ALL_CREDENTIALS, agent });
+
+      expect(rejected.errors?.map((error) => error.extensions?.['code'])).toEqual(['BAD_USER_INPUT']);
+      expect(next.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 100 bytes' } });
+      expect(sockets.size).toBe(1);
+      expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/2/uploadImage', 100, true]]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('refuses a File sent as a plain JSON variable (not multipart) with BAD_USER_INPUT and no upstream call', async () => {
+    const result = await stack.gql(UPLOAD, { petId: '1', file: { filename: 'photo.png', content: 'AAEC' } }, ALL_CREDENTIALS);
+
+    expect(result.status).toBe(400);
+    expect(result.data).toBeUndefined();
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^Variable "\$file" got invalid value .*; File must be sent as a file part of a multipart request/),
+        extensions: { code: 'BAD_USER_INPUT' },
+      }),
+    ]);
+    expect(stack.upstream()).toEqual([]);
+  });
+
+  it('is UNAUTHENTICATED without credentials, and the upstream gets no credential', async () => {
+    const file = fileOf(256);
+
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, file)));
+
+    expect(result.data).toBeNull();
+    expect(result.errors).toEqual([
+      expect.objectContaining({
+        path: ['uploadPetImage'],
+        extensions: { code: 'UNAUTHENTICATED', upstream: { service: 'petstore', operation: 'uploadFile', status: 401 } },
+      }),
+    ]);
+    expect(stack.upstream().map(summary)).toEqual([
+      { method: 'POST', path: '/api/v3/pet/1/uploadImage', query: '', contentType: 'application/octet-stream', authorization: undefined, apiKey: undefined },
+    ]);
+  });
+
+  describe('malformed multipart requests', () => {
+    const [operations, map, file] = uploadOf({ petId: '1' }, fileOf(64));
+    if (!operations || !map || !file) throw new Error('uploadOf returns three parts');
+    const malformed: [string, Part[]][] = [
+      ['without a "map" field', [operations, file]],
+      ['whose "operations" is not JSON', [{ name: 'operations', value: '{"query": "mutation' }, map, file]],
+    ];
+
+    it.each(malformed)('answers a request %s with 400 BAD_REQUEST and no upstream call', async (_, parts) => {
+      const result = await postMultipart(stack.url, multipartBody(parts), { headers: ALL_CREDENTIALS });
+
+      expect(result).toEqual({
+        status: 400,
+        errors: [{ message: 'Malformed multipart request: expected the JSON fields "operations" then "map"', extensions: { code: 'BAD_REQUEST' } }],
+      });
+      expect(stack.upstream()).toEqual([]);
+    });
+
+    it('keeps answering uploads after malformed requests', async () => {
+      for (const [, parts] of malformed) await postMultipart(stack.url, multipartBody(parts), { headers: ALL_CREDENTIALS });
+
+      const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64))), { headers: ALL_CREDENTIALS });
+
+      expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 64 bytes' } });
+      expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/1/uploadImage', 64, true]]);
+    });
+  });
+});
+
+describe('uploadPetImage over uploadMaxBytes', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ uploadMaxBytes: 1024 });
+  });
+  afterAll(() => stack.close());
+  beforeEach(() => {
+    stack.emulator.reset();
+    stack.upstream();
+  });
+
+  const tooLarge = {
+    status: 413,
+    data: null,
+    errors: [expect.objectContaining({ message: 'File "0" is larger than 1024 bytes', path: ['uploadPetImage'], extensions: { code: 'PAYLOAD_TOO_LARGE' } })],
+  };
+
+  /** Pet 1's photo URLs, read back through the gateway: an upload that went through adds `upload://1/…`. */
+  async function photoUrlsOfPet1(): Promise<unknown> {
+    const result = await stack.gql('{ pet(id: 1) { photoUrls } }', {}, ALL_CREDENTIALS);
+    return result.data?.['pet'];
+  }
+
+  it('fails a 64 KiB file with PAYLOAD_TOO_LARGE and stores no upload', async () => {
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64 * KiB))), { headers: ALL_CREDENTIALS });
+
+    expect(result).toEqual(tooLarge);
+    expect(uploadRequests(stack.upstream()).filter((request) => request.complete)).toEqual([]);
+    expect(await photoUrlsOfPet1()).toEqual({ photoUrls: ['url1', 'url2'] });
+  });
+
+  it('aborts the upstream request already under way when the file grows past the limit', async () => {
+    const file = fileOf(64 * KiB);
+    const upload = openMultipart(stack.url, { headers: ALL_CREDENTIALS });
+
+    await upload.write(multipartOpening(uploadOf({ petId: '1' })));
+    await upload.write(file.subarray(0, 512));
+    const begun = await upstreamUploadWith(stack, 512);
+    await upload.end(Buffer.concat([file.subarray(512), CLOSING]));
+    const result = await upload.response;
+
+    expect(begun).toEqual({ bytesReceived: 512, complete: false });
+    expect(result).toEqual(tooLarge);
+    const [aborted, ...others] = uploadRequests(stack.upstream());
+    expect(others).toEqual([]);
+    // Aborted, not completed: the upstream never has the whole body (so it stores nothing).
+    expect(aborted && { ...summary(aborted), complete: aborted.complete, gotWholeFile: aborted.bytesReceived >= file.length }).toEqual({
+      method: 'POST',
+      path: '/api/v3/pet/1/uploadImage',
+      query: '',
+      contentType: 'application/octet-stream',
+      authorization: `Bearer ${BEARER}`,
+      apiKey: undefined,
+      complete: false,
+      gotWholeFile: false,
+    });
+    expect(await photoUrlsOfPet1()).toEqual({ photoUrls: ['url1', 'url2'] });
+  });
+
+  it('accepts a file of exactly uploadMaxBytes', async () => {
+    const file = fileOf(1024);
+
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, file)), { headers: ALL_CREDENTIALS });
+
+    expect(result).toEqual({
+      status: 200,
+      data: { uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 1024 bytes' } },
+    });
+    expect(uploadRequests(stack.upstream()).map((request) => received(request, file))).toEqual([
+      expect.objectContaining({ path: '/api/v3/pet/1/uploadImage', bytesReceived: 1024, complete: true, body: 'the file' }),
+    ]);
+  });
+
+  it('answers the next upload after one over the limit', async () => {
+    await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64 * KiB))), { headers: ALL_CREDENTIALS });
+    stack.upstream();
+
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(1000))), { headers: ALL_CREDENTIALS });
+
+    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 1000 bytes' } });
+    expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/1/uploadImage', 1000, true]]);
+  });
+});

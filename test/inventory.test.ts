@@ -3,12 +3,8 @@
  * the api_key that GET /store/inventory needs (and nothing else).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, received, type Stack, startStack } from './helpers/stack.js';
 
-/** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
-function received(stack: Stack) {
-  return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));
-}
 
 const INVENTORY = '{ inventory { entries { status quantity } } }';
 

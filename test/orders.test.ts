@@ -5,12 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, API_KEY, startStack, summary, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, received, type Stack, startStack } from './helpers/stack.js';
 
-/** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
-function received(stack: Stack) {
-  return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));
-}
 
 const MAX_INT64 = '9223372036854775807';
 

@@ -95,3 +95,8 @@ export function summary(request: RecordedRequest) {
     apiKey: request.headers['api_key'],
   };
 }
+
+/** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
+export function received(stack: Stack) {
+  return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));
+}

@@ -2,6 +2,7 @@
  * The gateway: a yoga instance wired to the upstream areas. It never listens (`main.ts` does),
  * so tests build their own.
  */
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
@@ -42,6 +43,8 @@ export function createGateway(config: GatewayConfig): Gateway {
     context: ({ request }) => createContext(request, upstreams),
     maskedErrors: { maskError },
     graphiql: config.graphiql,
+    // GraphiQL with its assets inlined: the page needs no CDN, so it works offline.
+    renderGraphiQL,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
     plugins: [useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: 5 })],

@@ -39,12 +39,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Setting<K extends keyof Config> = {
+type Setting<C, K extends keyof C> = {
   key: K;
   env: string;
   default: string | undefined;
   description: string;
-  parse: (raw: string, env: string) => Config[K];
+  parse: (raw: string, env: string) => C[K];
 };
 
 const integer = (min: number, max: number) => (raw: string, env: string) => {
@@ -85,7 +85,50 @@ export const SETTINGS = [
   { key: 'uploadMaxBytes', env: 'UPLOAD_MAX_BYTES', default: String(10 * 1024 * 1024), description: 'largest uploaded file, in bytes', parse: integer(1, 2 ** 31) },
   { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'least severe log level written: debug, info, warn or error', parse: oneOf('debug', 'info', 'warn', 'error') },
   { key: 'graphiql', env: 'GRAPHIQL', default: 'true', description: 'serve GraphiQL at /graphql to browsers: true or false', parse: flag },
-] as const satisfies readonly Setting<keyof Config>[];
+] as const satisfies readonly Setting<Config, keyof Config>[];
+
+/** Settings → values: flags first, then the environment, then the default; empty counts as unset. */
+function readSettings<C>(settings: readonly Setting<C, keyof C>[], argv: readonly string[], env: NodeJS.ProcessEnv): C {
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(settings.map((setting) => [flagName(setting.env).slice(2), { type: 'string' as const }])),
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : 'unreadable command line');
+  }
+  const values: Partial<C> = {};
+  for (const setting of settings) {
+    const given = flags[flagName(setting.env).slice(2)];
+    // An empty value (`PORT=` in an env file) means "not set", as it does for most tools.
+    const raw = [typeof given === 'string' ? given : undefined, env[setting.env]].find((value) => value !== undefined && value !== '') ?? setting.default;
+    if (raw !== undefined) values[setting.key] = setting.parse(raw, setting.env);
+  }
+  return values as C;
+}
+
+/** Settings of the emulator run alone (`npm run emulator`). */
+export type EmulatorConfig = Readonly<{
+  /** interface to listen on. @default '127.0.0.1' */
+  host: string;
+  /** port to listen on. @default 4010 */
+  port: number;
+}>;
+
+const EMULATOR_SETTINGS = [
+  { key: 'host', env: 'EMULATOR_HOST', default: '127.0.0.1', description: 'interface the emulator listens on', parse: (raw: string) => raw },
+  { key: 'port', env: 'EMULATOR_PORT', default: '4010', description: 'port the emulator listens on', parse: integer(0, 65535) },
+] as const satisfies readonly Setting<EmulatorConfig, keyof EmulatorConfig>[];
+
+/**
+ * Reads the settings of `npm run emulator`.
+ * @throws ConfigError naming the bad setting
+ */
+export function loadEmulatorConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): EmulatorConfig {
+  return Object.freeze(readSettings<EmulatorConfig>(EMULATOR_SETTINGS, argv, env));
+}
 
 /** `PETSTORE_URL` → `--petstore-url`. */
 export function flagName(env: string): string {
@@ -103,24 +146,7 @@ export function helpText(): string {
  * @throws ConfigError naming the bad setting
  */
 export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
-  let flags: Record<string, string | boolean | undefined>;
-  try {
-    flags = parseArgs({
-      args: [...argv],
-      options: Object.fromEntries(SETTINGS.map((setting) => [flagName(setting.env).slice(2), { type: 'string' as const }])),
-      strict: true,
-    }).values;
-  } catch (error) {
-    throw new ConfigError(error instanceof Error ? error.message : 'unreadable command line');
-  }
-  const values: Record<string, unknown> = {};
-  for (const setting of SETTINGS) {
-    const given = flags[flagName(setting.env).slice(2)];
-    // An empty value (`PORT=` in an env file) means "not set", as it does for most tools.
-    const raw = [typeof given === 'string' ? given : undefined, env[setting.env]].find((value) => value !== undefined && value !== '') ?? setting.default;
-    values[setting.key] = raw === undefined ? undefined : setting.parse(raw, setting.env);
-  }
-  const config = values as Config;
+  const config = readSettings<Config>(SETTINGS, argv, env);
   if ((config.petstoreUrl === undefined) !== (config.plantsUrl === undefined)) {
     const missing = config.petstoreUrl === undefined ? 'PETSTORE_URL' : 'PLANTS_URL';
     throw new ConfigError(`${missing} must be set too: set both upstream URLs, or neither to use the embedded emulator`);

@@ -20,7 +20,12 @@ async function main(): Promise<void> {
   const gateway = createGateway({ ...config, petstoreUrl, plantsUrl });
 
   const server = createServer(gateway.yoga);
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : (error.code ?? error.message)}`)),
+    );
+    server.listen(config.port, config.host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const changed = changedSettings(config);

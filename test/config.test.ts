@@ -3,7 +3,7 @@
  * a ConfigError naming each bad setting, URLs whose credentials are never echoed, and `--help`.
  */
 import { describe, expect, it } from 'vitest';
-import { changedSettings, ConfigError, helpText, loadConfig, redactUrl } from '../src/config.js';
+import { changedSettings, ConfigError, helpText, loadConfig, loadEmulatorConfig, redactUrl } from '../src/config.js';
 
 const BOTH_URLS = { PETSTORE_URL: 'https://petstore3.swagger.io/api/v3', PLANTS_URL: 'https://plants.example' };
 const PASSWORD = 's3cret-p4ss';
@@ -174,5 +174,20 @@ describe('helpText', () => {
 
     expect(line).toBeDefined();
     expect(line).toContain(` ${env} `);
+  });
+});
+
+describe('loadEmulatorConfig (npm run emulator)', () => {
+  it('listens on 127.0.0.1:4010 by default', () => {
+    expect(loadEmulatorConfig([], {})).toEqual({ host: '127.0.0.1', port: 4010 });
+  });
+
+  it('reads EMULATOR_HOST and EMULATOR_PORT, and flags before them', () => {
+    expect(loadEmulatorConfig([], { EMULATOR_HOST: '0.0.0.0', EMULATOR_PORT: '5010' })).toEqual({ host: '0.0.0.0', port: 5010 });
+    expect(loadEmulatorConfig(['--emulator-port', '6010'], { EMULATOR_PORT: '5010' }).port).toBe(6010);
+  });
+
+  it('names EMULATOR_PORT when it is not a port', () => {
+    expect(() => loadEmulatorConfig([], { EMULATOR_PORT: 'x' })).toThrow(new ConfigError('EMULATOR_PORT must be an integer from 0 to 65535, got "x"'));
   });
 });

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postGraphQL } from './helpers/stack.js';
+import { listen, postGraphQL, stop } from './helpers/stack.js';
 
 const children: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
@@ -53,6 +53,20 @@ describe('npm start', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
     expect(output()).toMatch(/Configuration error: PORT must be an integer/);
+  });
+
+  it('stops with exit code 1 and a message naming PORT when the port is in use', async () => {
+    const { server, url } = await listen(() => undefined);
+    try {
+      const { child, output } = start({ PORT: new URL(url).port });
+
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(1);
+      expect(output()).toMatch(/Configuration error: cannot listen on HOST=127\.0\.0\.1 PORT=\d+: the port is in use/);
+      expect(output()).not.toMatch(/\n\s+at /);
+    } finally {
+      await stop(server);
+    }
   });
 
   it('refuses to start with only one upstream URL set', async () => {

@@ -1,25 +1,14 @@
 /**
  * Runs the emulator on its own (`npm run emulator`), for poking at the REST
  * areas by hand or pointing a separately started gateway at them.
- * This is the only emulator file that reads the environment.
+ * Settings (EMULATOR_HOST, EMULATOR_PORT) come from config.ts like the gateway's.
  */
+import { loadEmulatorConfig } from '../config.js';
 import { startEmulator } from './server.js';
 
-function readPort(value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return 4010;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`EMULATOR_PORT must be an integer between 0 and 65535, got "${value}"`);
-  }
-  return port;
-}
-
 async function main(): Promise<void> {
-  const emulator = await startEmulator({
-    host: process.env.EMULATOR_HOST?.trim() || '127.0.0.1',
-    port: readPort(process.env.EMULATOR_PORT),
-    recordRequests: false,
-  });
+  const { host, port } = loadEmulatorConfig();
+  const emulator = await startEmulator({ host, port, recordRequests: false });
   console.log(`pet store emulator: ${emulator.petstoreUrl}`);
   console.log(`plant emulator:     ${emulator.plantsUrl}/plants`);
 

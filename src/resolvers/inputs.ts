@@ -5,7 +5,7 @@
 import { badUserInput } from '../errors.js';
 import type { OrderInput, PetInput, UserInput } from '../__generated__/resolvers-types.js';
 import { toInt64 } from '../upstream/codec.js';
-import type { OrderPayload, PetPayload, UserPayload } from '../upstream/payloads.js';
+import type { NewUserPayload, OrderPayload, PetPayload } from '../upstream/payloads.js';
 
 /** The canonical int64 form of an id argument. @throws BAD_USER_INPUT naming the argument */
 export function int64Arg(value: string, name: string): string {
@@ -51,7 +51,7 @@ export function orderPayload(input: OrderInput): OrderPayload {
 }
 
 /** A user payload from `UserInput` (the password goes upstream; it never comes back out). */
-export function userPayload(input: UserInput, name = 'input'): UserPayload {
+export function userPayload(input: UserInput, name = 'input'): NewUserPayload {
   return {
     id: optionalInt64(input.id, `${name}.id`),
     username: keyArg(input.username, `${name}.username`),

@@ -25,7 +25,7 @@ export const userResolvers: Resolvers = {
       if (input.length === 0) throw badUserInput('input must contain at least one user');
       const users = input.map((user, index) => userPayload(user, `input[${index}]`));
       // The reference server answers with the list; the interface document with a single user.
-      return (await petstore.createUsersWithListInput(users)) ?? users;
+      return (await petstore.createUsersWithListInput(users)) ?? users.map(({ password: _sent, ...user }) => user);
     },
     updateUser: async (_, { username, input }, { petstore, loaders }) => {
       const user = userPayload(input);

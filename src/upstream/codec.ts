@@ -4,8 +4,8 @@
  * Payloads are described once as a {@link Shape}; the same description drives decoding
  * (normalising whatever the upstream sent into one typed form), encoding into each body
  * format, and the static payload types (`Payload<typeof shape>`). A field the shape does not
- * name is dropped on decode, so an upstream that echoes secrets we do not model (or adds new
- * fields) cannot leak them through the graph.
+ * name is dropped on decode, so an upstream that echoes a secret (a user's password) or adds
+ * fields cannot leak them through the graph.
  */
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
 import { isSafeNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
@@ -137,6 +137,8 @@ function normalizeAny(shape: Shape, raw: unknown, path: string): unknown {
       return date.toISOString();
     }
     case 'object': {
+      // An empty XML element (`<tag/>`) is an object with no fields.
+      if (raw === '') return {};
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DecodeError(`${path}: expected an object`);
       const source = raw as Record<string, unknown>;
       const result: Record<string, unknown> = {};

@@ -118,8 +118,9 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   });
 
   async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
+    const secrets = credentialValues(call.headers);
     const fail = (failure: UpstreamFailure, message: string, status?: number, code?: number) =>
-      new UpstreamError(service, call.operation, failure, message, status, code);
+      new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
 
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
     // that error, not undici's consequence of it, is what the caller must see.
@@ -140,7 +141,9 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      if (bodyError !== undefined) throw bodyError;
+      // undici destroys the body with its own error when the call fails; only a failure that
+      // came from the body's source (an upload limit, a client gone) is passed on as it is.
+      if (bodyError !== undefined && !isTransportError(bodyError)) throw bodyError;
       throw isTimeout(error)
         ? fail('timeout', `${service} did not answer ${call.operation} within ${timeoutMs} ms`)
         : fail('unavailable', `${service} is unavailable for ${call.operation}`);
@@ -177,6 +180,21 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   return { service, request, close: () => pool.close() };
 }
 
+const CREDENTIAL_HEADERS = new Set(['authorization', 'api_key']);
+
+/** The credential values a call carries: the whole header and, for `Bearer x`, the token alone. */
+function credentialValues(headers: UpstreamRequest['headers']): string[] {
+  return Object.entries(headers ?? {})
+    .filter(([name]) => CREDENTIAL_HEADERS.has(name.toLowerCase()))
+    .flatMap(([, value]) => [value, value.replace(/^\S+\s+/, '')])
+    .filter((value) => value.length >= 4);
+}
+
+/** An upstream that echoes a credential in its error message must not get it into a response or a log. */
+function withoutSecrets(message: string, secrets: readonly string[]): string {
+  return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), message);
+}
+
 function queryString(query: UpstreamRequest['query']): string {
   if (!query) return '';
   const params = new URLSearchParams();
@@ -186,6 +204,13 @@ function queryString(query: UpstreamRequest['query']): string {
   }
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/** An error raised by the connection or by undici (it carries a system or `UND_ERR_` code), or the deadline's abort. */
+function isTransportError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return error.name === 'TimeoutError' || error.name === 'AbortError' || (typeof code === 'string' && /^(UND_ERR_|E[A-Z]+$)/.test(code));
 }
 
 function isTimeout(error: unknown): boolean {

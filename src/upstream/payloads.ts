@@ -28,9 +28,21 @@ export const OrderShape = object('order', {
   complete: boolean,
 });
 
-// The password is part of the REST payload (it is sent on create and update, and the upstream
-// echoes it); the graph's User type has no such field, so it can never be selected.
+// A user as read: the upstream echoes passwords, and a field the shape does not name is dropped
+// when decoded, so a password never gets past the decoder.
 export const UserShape = object('user', {
+  id: int64,
+  username: string,
+  firstName: string,
+  lastName: string,
+  email: string,
+  phone: string,
+  userStatus: int32,
+});
+export const UserListShape = list(UserShape, 'user');
+
+// A user as written, with the password (fields in the reference server's order).
+export const NewUserShape = object('user', {
   id: int64,
   username: string,
   firstName: string,
@@ -40,7 +52,7 @@ export const UserShape = object('user', {
   phone: string,
   userStatus: int32,
 });
-export const UserListShape = list(UserShape, 'user');
+export const NewUserListShape = list(NewUserShape, 'user');
 
 export const ApiResponseShape = object('apiResponse', { code: int32, type: string, message: string });
 
@@ -52,6 +64,7 @@ export type TagPayload = Payload<typeof TagShape>;
 export type PetPayload = Payload<typeof PetShape>;
 export type OrderPayload = Payload<typeof OrderShape>;
 export type UserPayload = Payload<typeof UserShape>;
+export type NewUserPayload = Payload<typeof NewUserShape>;
 export type ApiResponsePayload = Payload<typeof ApiResponseShape>;
 export type PlantPayload = Payload<typeof PlantShape>;
 export type NewPlantPayload = Payload<typeof NewPlantShape>;

@@ -12,9 +12,12 @@ import {
   OrderShape,
   PetListShape,
   PetShape,
+  NewUserListShape,
+  NewUserShape,
   UserListShape,
   UserShape,
   type InventoryPayload,
+  type NewUserPayload,
   type OrderPayload,
   type PetPayload,
   type PetStatus,
@@ -40,18 +43,28 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
   const send = (call: UpstreamRequest, security: Security = 'none', credentials: Credentials = {}) =>
     client.request({ ...call, headers: { accept, ...credentialHeaders(credentials, security) } });
 
-  /** Runs one call per value and merges the pets, each once, in the order first seen. */
-  async function findPetsByEach(operation: string, restPath: string, name: string, values: readonly string[], credentials: Credentials) {
+  /**
+   * Runs one call per value and merges the pets, each once, in the order first seen, keeping
+   * only pets that match one of the values exactly (`matches`).
+   */
+  async function findPetsByEach(
+    credentials: Credentials,
+    search: { operation: string; path: string; parameter: string; values: readonly string[]; matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean },
+  ) {
+    const { operation, path: restPath, parameter, values, matches } = search;
     // The interface document puts several values comma separated in one parameter; the reference
     // server takes one `status` per call and one tag per repeated `tags=`. One call per value
     // means the same thing to both, and the calls run concurrently.
     const lists = await Promise.all(
       [...new Set(values)].map(async (value) =>
-        decodePayload(client, operation, PetListShape, await send({ operation, method: 'GET', path: restPath, query: { [name]: value } }, 'bearer', credentials)),
+        decodePayload(client, operation, PetListShape, await send({ operation, method: 'GET', path: restPath, query: { [parameter]: value } }, 'bearer', credentials)),
       ),
     );
+    // A server that follows the interface splits a value on commas (`tags=a,b` means a or b);
+    // keeping only exact matches makes the answer the same on every kind of server.
+    const wanted = new Set(values);
     const byId = new Map<string, PetPayload>();
-    for (const pet of lists.flat()) if (pet.id !== undefined && !byId.has(pet.id)) byId.set(pet.id, pet);
+    for (const pet of lists.flat()) if (pet.id !== undefined && !byId.has(pet.id) && matches(pet, wanted)) byId.set(pet.id, pet);
     return [...byId.values()];
   }
 
@@ -70,12 +83,24 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `GET /pet/findByStatus` (bearer), once per status; each pet once. */
     findPetsByStatus(credentials: Credentials, statuses: readonly PetStatus[]): Promise<PetPayload[]> {
-      return findPetsByEach('findPetsByStatus', '/pet/findByStatus', 'status', statuses, credentials);
+      return findPetsByEach(credentials, {
+        operation: 'findPetsByStatus',
+        path: '/pet/findByStatus',
+        parameter: 'status',
+        values: statuses,
+        matches: (pet, wanted) => pet.status !== undefined && wanted.has(pet.status),
+      });
     },
 
     /** `GET /pet/findByTags` (bearer), once per tag; each pet once. */
     findPetsByTags(credentials: Credentials, tags: readonly string[]): Promise<PetPayload[]> {
-      return findPetsByEach('findPetsByTags', '/pet/findByTags', 'tags', tags, credentials);
+      return findPetsByEach(credentials, {
+        operation: 'findPetsByTags',
+        path: '/pet/findByTags',
+        parameter: 'tags',
+        values: tags,
+        matches: (pet, wanted) => (pet.tags ?? []).some((tag) => tag.name !== undefined && wanted.has(tag.name)),
+      });
     },
 
     /** `GET /pet/{petId}` (api_key or bearer). */
@@ -131,8 +156,8 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     },
 
     /** `POST /user` (no credential). */
-    async createUser(user: UserPayload): Promise<UserPayload> {
-      const call = { operation: 'createUser', method: 'POST', path: '/user', body: encodeBody(options.bodyFormat, UserShape, user) } as const;
+    async createUser(user: NewUserPayload): Promise<UserPayload> {
+      const call = { operation: 'createUser', method: 'POST', path: '/user', body: encodeBody(options.bodyFormat, NewUserShape, user) } as const;
       return decodePayload(client, call.operation, UserShape, await send(call));
     },
 
@@ -141,9 +166,9 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * answered with when it sends the list (the reference server), undefined when it sends a
      * single user (as the interface document says).
      */
-    async createUsersWithListInput(users: readonly UserPayload[]): Promise<UserPayload[] | undefined> {
+    async createUsersWithListInput(users: readonly NewUserPayload[]): Promise<UserPayload[] | undefined> {
       const operation = 'createUsersWithListInput';
-      const body = { contentType: 'application/json', data: encodeJson(UserListShape, [...users]) };
+      const body = { contentType: 'application/json', data: encodeJson(NewUserListShape, [...users]) };
       const response = await send({ operation, method: 'POST', path: '/user/createWithList', body });
       return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
     },
@@ -158,8 +183,8 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * `PUT /user/{username}` (no credential). Returns the updated user when the upstream sends it
      * (the reference server), undefined when it answers with no body (as the interface declares).
      */
-    async updateUser(username: string, user: UserPayload): Promise<UserPayload | undefined> {
-      const call = { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, body: encodeBody(options.bodyFormat, UserShape, user) } as const;
+    async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
+      const call = { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, body: encodeBody(options.bodyFormat, NewUserShape, user) } as const;
       const response = await send(call);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },

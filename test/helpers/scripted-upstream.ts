@@ -23,8 +23,8 @@ export type ReceivedRequest = {
 
 /** What the scripted upstream does with one request. */
 export type Answer =
-  /** answers at once */
-  | { status: number; headers?: Readonly<Record<string, string>>; body?: string }
+  /** answers at once, or after `delayMs` */
+  | { status: number; headers?: Readonly<Record<string, string>>; body?: string; delayMs?: number }
   /** never answers; the connection stays open until the upstream is closed */
   | { hang: true }
   /** sends the status, headers and the start of the body, then stalls without ending it */
@@ -77,6 +77,7 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       response.write(answer.bodyStart);
       return;
     }
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
     response.writeHead(answer.status, { ...answer.headers });
     response.end(answer.body ?? '');
   }

@@ -1,20 +1,39 @@
 /**
- * The executable schema: the SDL files of `schema/` (one per area) with the resolvers.
+ * The executable schema: an Apollo Federation v2 subgraph built from the SDL of `schema/`
+ * (one file per area) and each area's resolvers.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { makeExecutableSchema } from '@graphql-tools/schema';
-import type { GraphQLSchema } from 'graphql';
-import { resolvers } from './resolvers/index.js';
+import { readFileSync } from 'node:fs';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import { parse, type GraphQLSchema } from 'graphql';
+import type { Resolvers } from './__generated__/resolvers-types.js';
+import type { GraphQLContext } from './context.js';
+import { inventoryResolvers } from './resolvers/inventory.js';
+import { orderResolvers } from './resolvers/orders.js';
+import { petResolvers } from './resolvers/pets.js';
+import { plantResolvers } from './resolvers/plants.js';
+import { scalarResolvers } from './resolvers/scalars.js';
+import { userResolvers } from './resolvers/users.js';
+
+/** Each area: its SDL file in `schema/` and its resolvers. */
+const AREAS: readonly (readonly [file: string, resolvers: Resolvers])[] = [
+  ['base.graphql', scalarResolvers],
+  ['pets.graphql', petResolvers],
+  ['orders.graphql', orderResolvers],
+  ['inventory.graphql', inventoryResolvers],
+  ['users.graphql', userResolvers],
+  ['plants.graphql', plantResolvers],
+];
 
 const SCHEMA_DIR = new URL('../schema/', import.meta.url);
 
-/** The SDL of every area, base first. */
-export function loadTypeDefs(): string[] {
-  const files = readdirSync(SCHEMA_DIR).filter((name) => name.endsWith('.graphql')).sort((a, b) => (a === 'base.graphql' ? -1 : b === 'base.graphql' ? 1 : a.localeCompare(b)));
-  return files.map((name) => readFileSync(new URL(name, SCHEMA_DIR), 'utf8'));
-}
-
-/** Builds the executable schema. */
+/** Builds the executable subgraph schema. */
 export function createSchema(): GraphQLSchema {
-  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
+  return buildSubgraphSchema(
+    AREAS.map(([file, resolvers]) => ({
+      typeDefs: parse(readFileSync(new URL(file, SCHEMA_DIR), 'utf8')),
+      // The generated resolver types are stricter than @apollo/subgraph's loose resolver map.
+      resolvers: resolvers as GraphQLResolverMap<GraphQLContext>,
+    })),
+  );
 }

@@ -26,6 +26,7 @@ export type Scalars = {
    * upstream as it arrives; it is never buffered whole in the gateway.
    */
   File: { input: UploadedFile; output: never; }
+  _FieldSet: { input: string; output: string; }
 };
 
 /** Result of an image upload, as the pet store reports it. */
@@ -362,6 +363,17 @@ export type UserInput = {
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
+export type ReferenceResolver<TResult, TReference, TContext> = (
+      reference: TReference,
+      context: TContext,
+      info: GraphQLResolveInfo
+    ) => Promise<TResult> | TResult;
+
+      type ScalarCheck<T, S> = S extends true ? T : NullableCheck<T, S>;
+      type NullableCheck<T, S> = Maybe<T> extends T ? Maybe<ListCheck<NonNullable<T>, S>> : ListCheck<T, S>;
+      type ListCheck<T, S> = T extends (infer U)[] ? NullableCheck<U, S>[] : GraphQLRecursivePick<T, S>;
+      export type GraphQLRecursivePick<T, S> = { [K in keyof T & keyof S]: ScalarCheck<T[K], S[K]> };
+    
 
 export type ResolverWithResolve<TResult, TParent, TContext, TArgs> = {
   resolve: ResolverFn<TResult, TParent, TContext, TArgs>;
@@ -425,32 +437,50 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
   info: GraphQLResolveInfo
 ) => TResult | Promise<TResult>;
 
+/** Mapping of federation types */
+export type FederationTypes = {
+  Order: Order;
+  Pet: Pet;
+  User: User;
+};
 
+/** Mapping of federation reference types */
+export type FederationReferenceTypes = {
+  Order:
+    ( { __typename: 'Order' }
+    & GraphQLRecursivePick<FederationTypes['Order'], {"id":true}> );
+  Pet:
+    ( { __typename: 'Pet' }
+    & GraphQLRecursivePick<FederationTypes['Pet'], {"id":true}> );
+  User:
+    ( { __typename: 'User' }
+    & GraphQLRecursivePick<FederationTypes['User'], {"username":true}> );
+};
 
 
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
   ApiResponse: ResolverTypeWrapper<ApiResponsePayload>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Category: ResolverTypeWrapper<CategoryPayload>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   CategoryInput: CategoryInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   File: ResolverTypeWrapper<Scalars['File']['output']>;
-  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Inventory: ResolverTypeWrapper<InventoryPayload>;
   InventoryEntry: ResolverTypeWrapper<InventoryEntry>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   NewPlantInput: NewPlantInput;
   Order: ResolverTypeWrapper<OrderPayload>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   OrderInput: OrderInput;
   Pet: ResolverTypeWrapper<PetPayload>;
   PetInput: PetInput;
   PetStatus: PetStatus;
   Plant: ResolverTypeWrapper<PlantPayload>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Tag: ResolverTypeWrapper<TagPayload>;
   TagInput: TagInput;
   User: ResolverTypeWrapper<UserPayload>;
@@ -460,24 +490,24 @@ export type ResolversTypes = {
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   ApiResponse: ApiResponsePayload;
-  Boolean: Scalars['Boolean']['output'];
+  Int: Scalars['Int']['output'];
+  String: Scalars['String']['output'];
   Category: CategoryPayload;
+  ID: Scalars['ID']['output'];
   CategoryInput: CategoryInput;
   DateTime: Scalars['DateTime']['output'];
   File: Scalars['File']['output'];
-  ID: Scalars['ID']['output'];
-  Int: Scalars['Int']['output'];
   Inventory: InventoryPayload;
   InventoryEntry: InventoryEntry;
   Mutation: Record<PropertyKey, never>;
   NewPlantInput: NewPlantInput;
   Order: OrderPayload;
+  Boolean: Scalars['Boolean']['output'];
   OrderInput: OrderInput;
   Pet: PetPayload;
   PetInput: PetInput;
   Plant: PlantPayload;
   Query: Record<PropertyKey, never>;
-  String: Scalars['String']['output'];
   Tag: TagPayload;
   TagInput: TagInput;
   User: UserPayload;
@@ -524,7 +554,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   uploadPetImage?: Resolver<ResolversTypes['ApiResponse'], ParentType, ContextType, RequireFields<MutationUploadPetImageArgs, 'file' | 'petId'>>;
 };
 
-export type OrderResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order']> = {
+export type OrderResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order'], FederationReferenceType extends FederationReferenceTypes['Order'] = FederationReferenceTypes['Order']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Order']> | FederationReferenceType, FederationReferenceType, ContextType>;
   complete?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   pet?: Resolver<Maybe<ResolversTypes['Pet']>, ParentType, ContextType>;
@@ -534,7 +565,8 @@ export type OrderResolvers<ContextType = GraphQLContext, ParentType extends Reso
   status?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type PetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Pet'] = ResolversParentTypes['Pet']> = {
+export type PetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Pet'] = ResolversParentTypes['Pet'], FederationReferenceType extends FederationReferenceTypes['Pet'] = FederationReferenceTypes['Pet']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Pet']> | FederationReferenceType, FederationReferenceType, ContextType>;
   category?: Resolver<Maybe<ResolversTypes['Category']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -565,7 +597,8 @@ export type TagResolvers<ContextType = GraphQLContext, ParentType extends Resolv
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
+export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   firstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;

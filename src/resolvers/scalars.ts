@@ -2,6 +2,7 @@
  * Custom scalars: `DateTime` (ISO 8601, normalised to UTC) and `File` (a streamed upload).
  */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+import type { Resolvers } from '../__generated__/resolvers-types.js';
 import { UploadedFile } from '../uploads.js';
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
@@ -51,3 +52,5 @@ export const File = new GraphQLScalarType<UploadedFile, never>({
     throw invalid('File must be sent as a variable in a multipart request');
   },
 });
+
+export const scalarResolvers: Resolvers = { DateTime, File };

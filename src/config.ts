@@ -138,7 +138,13 @@ export function flagName(env: string): string {
 /** The text of `--help`. */
 export function helpText(): string {
   const rows = SETTINGS.map((setting) => `  ${flagName(setting.env).padEnd(32)} ${setting.env.padEnd(28)} ${setting.description}${setting.default !== undefined ? ` (default ${setting.default})` : ''}`);
-  return ['Usage: npm start -- [flags]   (each flag can also be set by its environment variable)', '', ...rows, '  --help'].join('\n');
+  return [
+    'Usage: npm start -- [flags]   (each flag can also be set by its environment variable)',
+    '',
+    ...rows,
+    `  ${'--print-schema'.padEnd(61)} print the subgraph SDL (for a schema registry) and exit`,
+    `  ${'--help'.padEnd(61)} print this and exit`,
+  ].join('\n');
 }
 
 /**

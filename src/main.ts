@@ -7,10 +7,15 @@ import type { AddressInfo } from 'node:net';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl } from './config.js';
 import { startEmulator } from './emulator/server.js';
 import { createGateway } from './gateway.js';
+import { printSubgraphSdl } from './schema.js';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help')) {
     console.log(helpText());
+    return;
+  }
+  if (process.argv.includes('--print-schema')) {
+    process.stdout.write(`${printSubgraphSdl()}\n`);
     return;
   }
   const config = loadConfig();

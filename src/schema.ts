@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
-import { parse, type GraphQLSchema } from 'graphql';
+import { graphqlSync, parse, type GraphQLSchema } from 'graphql';
 import type { Resolvers } from './__generated__/resolvers-types.js';
 import type { GraphQLContext } from './context.js';
 import { inventoryResolvers } from './resolvers/inventory.js';
@@ -36,4 +36,15 @@ export function createSchema(): GraphQLSchema {
       resolvers: resolvers as GraphQLResolverMap<GraphQLContext>,
     })),
   );
+}
+
+/**
+ * The subgraph SDL for a schema registry: exactly what the running server answers to
+ * `{ _service { sdl } }`, because it is that query's answer.
+ */
+export function printSubgraphSdl(schema: GraphQLSchema = createSchema()): string {
+  const result = graphqlSync({ schema, source: '{ _service { sdl } }' });
+  const sdl = (result.data?.['_service'] as { sdl?: unknown } | undefined)?.sdl;
+  if (typeof sdl !== 'string') throw new Error('the schema does not answer _service { sdl }');
+  return sdl;
 }

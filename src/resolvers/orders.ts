@@ -7,7 +7,7 @@ import { int64Arg, orderPayload } from './inputs.js';
 
 export const orderResolvers: Resolvers = {
   Order: {
-    __resolveReference: (reference, { loaders }) => loaders.orderById.load(int64Arg(reference.id, 'Order.id')),
+    __resolveReference: async (reference, { loaders }) => loaders.orderById.load(int64Arg(reference.id, 'Order.id')),
     id: (order) => order.id ?? incompleteAnswer('petstore', 'Order.id'),
     petId: (order) => order.petId ?? null,
     // Many orders of one request share their pets' lookups through the loader.

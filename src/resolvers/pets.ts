@@ -23,8 +23,9 @@ export const petResolvers: Resolvers = {
 
   Pet: {
     // Federation: a router asks for pets by key; they go through the request's loader, so
-    // representations of one pet are fetched once and different pets concurrently.
-    __resolveReference: (reference, { loaders }) => loaders.petById.load(int64Arg(reference.id, 'Pet.id')),
+    // representations of one pet are fetched once and different pets concurrently. Async, so a
+    // bad key fails its own entity, not the whole _entities list.
+    __resolveReference: async (reference, { loaders }) => loaders.petById.load(int64Arg(reference.id, 'Pet.id')),
     id: (pet) => pet.id ?? missing('Pet.id'),
     name: (pet) => pet.name ?? null,
     photoUrls: (pet) => pet.photoUrls ?? [],

@@ -8,7 +8,7 @@ import { keyArg, userPayload } from './inputs.js';
 
 export const userResolvers: Resolvers = {
   User: {
-    __resolveReference: (reference, { loaders }) => loaders.userByName.load(keyArg(reference.username, 'User.username')),
+    __resolveReference: async (reference, { loaders }) => loaders.userByName.load(keyArg(reference.username, 'User.username')),
     id: (user) => user.id ?? null,
     username: (user) => user.username ?? incompleteAnswer('petstore', 'User.username'),
     firstName: (user) => user.firstName ?? null,

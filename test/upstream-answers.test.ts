@@ -55,6 +55,19 @@ describe('answers the emulator does not give', () => {
     expect(JSON.stringify(result)).not.toContain('secret-pw');
   });
 
+  it('reports the updated Pet the reference server answers an upload with as an ApiResponse', async () => {
+    upstream.answer(json(200, { ...CAT, photoUrls: ['url1', '/tmp/inflector123.tmp'] }));
+    const upload = 'mutation ($file: File!) { uploadPetImage(petId: 1, file: $file) { code type message } }';
+
+    const result = await postMultipart(gateway.url, multipartBody(uploadParts({ query: upload, variables: {} }, { filename: 'a.png', contentType: 'image/png', content: Buffer.from('png') })), {
+      headers: ALL_CREDENTIALS,
+    });
+
+    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'Pet', message: 'image added to pet 1; it has 2 photo URLs' } });
+    expect(calls()).toEqual(['POST /api/v3/pet/1/uploadImage']);
+    expect(upstream.requests[0]?.body).toBe('png');
+  });
+
   it('reads XML with empty elements: an empty <tag/> is a tag without fields, not a failure', async () => {
     upstream.answer({
       status: 200,

@@ -84,6 +84,12 @@ export type Mutation = {
   createUser: User;
   /** Creates several users at once (`POST /user/createWithList`). */
   createUsers: Array<User>;
+  /** Deletes an order (`DELETE /store/order/{orderId}`); true once the upstream has accepted the deletion. */
+  deleteOrder: Scalars['Boolean']['output'];
+  /** Deletes a pet (`DELETE /pet/{petId}`); true once the upstream has accepted the deletion (the reference server accepts it for unknown ids too). */
+  deletePet: Scalars['Boolean']['output'];
+  /** Deletes a user (`DELETE /user/{username}`); true once the upstream has accepted the deletion. */
+  deleteUser: Scalars['Boolean']['output'];
   /** Places an order for a pet (`POST /store/order`). */
   placeOrder: Order;
   /** Replaces an existing pet as a whole (`PUT /pet`). */
@@ -118,6 +124,24 @@ export type MutationCreateUserArgs = {
 /** Write operations of the pet store and plant areas. */
 export type MutationCreateUsersArgs = {
   input: Array<UserInput>;
+};
+
+
+/** Write operations of the pet store and plant areas. */
+export type MutationDeleteOrderArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Write operations of the pet store and plant areas. */
+export type MutationDeletePetArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Write operations of the pet store and plant areas. */
+export type MutationDeleteUserArgs = {
+  username: Scalars['String']['input'];
 };
 
 
@@ -472,9 +496,9 @@ export type ResolversTypes = {
   Inventory: ResolverTypeWrapper<InventoryPayload>;
   InventoryEntry: ResolverTypeWrapper<InventoryEntry>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   NewPlantInput: NewPlantInput;
   Order: ResolverTypeWrapper<OrderPayload>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   OrderInput: OrderInput;
   Pet: ResolverTypeWrapper<PetPayload>;
   PetInput: PetInput;
@@ -500,9 +524,9 @@ export type ResolversParentTypes = {
   Inventory: InventoryPayload;
   InventoryEntry: InventoryEntry;
   Mutation: Record<PropertyKey, never>;
+  Boolean: Scalars['Boolean']['output'];
   NewPlantInput: NewPlantInput;
   Order: OrderPayload;
-  Boolean: Scalars['Boolean']['output'];
   OrderInput: OrderInput;
   Pet: PetPayload;
   PetInput: PetInput;
@@ -547,6 +571,9 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   createPlant?: Resolver<ResolversTypes['Plant'], ParentType, ContextType, RequireFields<MutationCreatePlantArgs, 'input'>>;
   createUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationCreateUserArgs, 'input'>>;
   createUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationCreateUsersArgs, 'input'>>;
+  deleteOrder?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteOrderArgs, 'id'>>;
+  deletePet?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePetArgs, 'id'>>;
+  deleteUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'username'>>;
   placeOrder?: Resolver<ResolversTypes['Order'], ParentType, ContextType, RequireFields<MutationPlaceOrderArgs, 'input'>>;
   updatePet?: Resolver<ResolversTypes['Pet'], ParentType, ContextType, RequireFields<MutationUpdatePetArgs, 'id' | 'input'>>;
   updatePetWithForm?: Resolver<ResolversTypes['Pet'], ParentType, ContextType, RequireFields<MutationUpdatePetWithFormArgs, 'id'>>;

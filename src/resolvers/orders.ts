@@ -22,5 +22,11 @@ export const orderResolvers: Resolvers = {
   },
   Mutation: {
     placeOrder: (_, { input }, { petstore }) => petstore.placeOrder(orderPayload(input)),
+    deleteOrder: async (_, { id }, { petstore, loaders }) => {
+      const orderId = int64Arg(id, 'id');
+      await petstore.deleteOrder(orderId);
+      loaders.orderById.clear(orderId);
+      return true;
+    },
   },
 };

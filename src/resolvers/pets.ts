@@ -67,6 +67,12 @@ export const petResolvers: Resolvers = {
       // Servers that answer without a body: read the pet back.
       return updated ? primed(loaders, updated) : ((await loaders.petById.clear(petId).load(petId)) ?? missing('updatePetWithForm result'));
     },
+    deletePet: async (_, { id }, { petstore, credentials, loaders }) => {
+      const petId = int64Arg(id, 'id');
+      await petstore.deletePet(credentials, petId);
+      loaders.petById.clear(petId);
+      return true;
+    },
     uploadPetImage: async (_, { petId, file, additionalMetadata }, { petstore, credentials }) => {
       const id = int64Arg(petId, 'petId');
       return petstore.uploadFile(credentials, id, await file.stream(), additionalMetadata ?? undefined);

@@ -28,6 +28,11 @@ export const userResolvers: Resolvers = {
       // The reference server answers with the list; the interface document with a single user.
       return (await petstore.createUsersWithListInput(users)) ?? users.map(({ password: _sent, ...user }) => user);
     },
+    deleteUser: async (_, { username }, { petstore, loaders }) => {
+      await petstore.deleteUser(keyArg(username, 'username'));
+      loaders.userByName.clear(username);
+      return true;
+    },
     updateUser: async (_, { username, input }, { petstore, loaders }) => {
       const user = userPayload(input);
       const updated = await petstore.updateUser(keyArg(username, 'username'), user);

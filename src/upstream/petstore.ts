@@ -16,6 +16,7 @@ import {
   NewUserShape,
   UserListShape,
   UserShape,
+  type ApiResponsePayload,
   type InventoryPayload,
   type NewUserPayload,
   type OrderPayload,
@@ -119,8 +120,17 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
     },
 
-    /** `POST /pet/{petId}/uploadImage` (bearer): streams `file` as `application/octet-stream`. */
-    async uploadFile(credentials: Credentials, id: string, file: Readable, additionalMetadata?: string) {
+    /** `DELETE /pet/{petId}` (bearer, as its security declares; the optional `api_key` header parameter is not sent). */
+    async deletePet(credentials: Credentials, id: string): Promise<void> {
+      await send({ operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}` }, 'bearer', credentials);
+    },
+
+    /**
+     * `POST /pet/{petId}/uploadImage` (bearer): streams `file` as `application/octet-stream`.
+     * The interface answers an ApiResponse; the reference server answers the updated Pet, which
+     * is reported as an ApiResponse too.
+     */
+    async uploadFile(credentials: Credentials, id: string, file: Readable, additionalMetadata?: string): Promise<ApiResponsePayload> {
       const call = {
         operation: 'uploadFile',
         method: 'POST',
@@ -128,7 +138,10 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
         query: { additionalMetadata },
         body: { contentType: 'application/octet-stream', data: file },
       } as const;
-      return decodePayload(client, call.operation, ApiResponseShape, await send(call, 'bearer', credentials));
+      const response = await send(call, 'bearer', credentials);
+      if (!isPetAnswer(response.body)) return decodePayload(client, call.operation, ApiResponseShape, response);
+      const pet = decodePayload(client, call.operation, PetShape, response);
+      return { code: response.status, type: 'Pet', message: `image added to pet ${pet.id ?? id}; it has ${pet.photoUrls?.length ?? 0} photo URLs` };
     },
 
     /** `GET /store/inventory` (api_key): quantity by status. */
@@ -153,6 +166,11 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     async getOrderById(id: string): Promise<OrderPayload> {
       const call = { operation: 'getOrderById', method: 'GET', path: path`/store/order/${id}` } as const;
       return decodePayload(client, call.operation, OrderShape, await send(call));
+    },
+
+    /** `DELETE /store/order/{orderId}` (no credential). */
+    async deleteOrder(id: string): Promise<void> {
+      await send({ operation: 'deleteOrder', method: 'DELETE', path: path`/store/order/${id}` });
     },
 
     /** `POST /user` (no credential). */
@@ -188,5 +206,15 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       const response = await send(call);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },
+
+    /** `DELETE /user/{username}` (no credential). */
+    async deleteUser(username: string): Promise<void> {
+      await send({ operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}` });
+    },
   };
+}
+
+/** An ApiResponse has `code`/`type`/`message`; a Pet (the reference server's upload answer) has none of them. */
+function isPetAnswer(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !('code' in body) && !('message' in body) && ('photoUrls' in body || 'name' in body || 'id' in body);
 }

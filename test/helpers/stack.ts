@@ -5,8 +5,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.js';
-import { startEmulator, type Emulator, type RecordedRequest } from '../../src/emulator/server.js';
+import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
 import { createGateway, type GatewayConfig } from '../../src/gateway.js';
+import { startUpstream } from './upstream.js';
 
 /** A GraphQL response as the tests read it. */
 export type GraphQLResponse = {
@@ -61,9 +62,9 @@ export async function postGraphQL(url: string, query: string, variables?: Record
   return { status: response.status, ...body };
 }
 
-/** Starts the emulator and a gateway in front of it. */
+/** Starts this run's upstream (the emulator or the reference double) and a gateway in front of it. */
 export async function startStack(overrides: Partial<GatewayConfig> = {}, emulator?: Emulator): Promise<Stack> {
-  const upstreamEmulator = emulator ?? (await startEmulator());
+  const upstreamEmulator = emulator ?? (await startUpstream());
   const gateway = createGateway(testConfig({ petstoreUrl: upstreamEmulator.petstoreUrl, plantsUrl: upstreamEmulator.plantsUrl, ...overrides }));
   const { server, url } = await listen(gateway.yoga);
   const endpoint = `${url}/graphql`;

@@ -12,6 +12,7 @@ import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REVIEWS_SDL, startReviewsSubgraph } from './fixtures/reviews-subgraph.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, postGraphQL, startStack, stop, summary, type Stack } from './helpers/stack.js';
+import { ENFORCES_CREDENTIALS } from './helpers/upstream.js';
 
 let pets: Stack;
 let reviews: Awaited<ReturnType<typeof startReviewsSubgraph>>;
@@ -120,7 +121,17 @@ describe('queries across the supergraph', () => {
     ]);
   });
 
-  it('passes the pet store refusing a call without credentials through the router as UNAUTHENTICATED, keeping the rest', async () => {
+  it('forwards no credential through the router to the pet store when the client sends none', async () => {
+    await postGraphQL(routerUrl, '{ reviews { body pet { name } } }');
+
+    expect(pets.upstream().map(summary).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
+      { method: 'GET', path: '/api/v3/pet/2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
+    ]);
+  });
+
+  // The reference server checks no credential: there the pets are served.
+  it.runIf(ENFORCES_CREDENTIALS)('passes the pet store refusing a call without credentials through the router as UNAUTHENTICATED, keeping the rest', async () => {
     const result = await postGraphQL(routerUrl, '{ reviews { body pet { name } } }');
 
     // The reviews are served; each pet the pet store refused is an error with its code and upstream.

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../src/emulator/server.js';
 import { CLOSING, multipartBody, multipartOpening, openMultipart, postMultipart, uploadParts, type Part } from './helpers/multipart.js';
 import { ALL_CREDENTIALS, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 const UPLOAD = `mutation ($petId: ID!, $file: File!, $additionalMetadata: String) {
   uploadPetImage(petId: $petId, file: $file, additionalMetadata: $additionalMetadata) { code type message }
@@ -26,6 +27,17 @@ function fileOf(size: number): Buffer {
 /** The parts of an upload of `content` (sent by the client as an image/png) for the given variables. */
 function uploadOf(variables: Record<string, unknown>, content?: Buffer): Part[] {
   return uploadParts({ query: UPLOAD, variables }, { filename: 'photo.png', contentType: 'image/png', ...(content ? { content } : {}) });
+}
+
+/**
+ * The ApiResponse for a successful upload of `size` bytes to a seeded pet (which has two photo
+ * URLs). The emulator answers the interface document's ApiResponse; the reference server answers
+ * the updated Pet, one photo URL longer, which the gateway reports as an ApiResponse of type Pet.
+ */
+function uploaded(petId: string, size: number, additionalMetadata = '') {
+  return UPSTREAM === 'reference'
+    ? { code: 200, type: 'Pet', message: `image added to pet ${petId}; it has 3 photo URLs` }
+    : { code: 200, type: 'unknown', message: `additionalMetadata: ${additionalMetadata}\nFile uploaded, ${size} bytes` };
 }
 
 /** The upstream's uploadImage requests among the recorded ones. */
@@ -80,7 +92,7 @@ describe('uploadPetImage', () => {
 
     expect(result).toEqual({
       status: 200,
-      data: { uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: front\nFile uploaded, 256 bytes' } },
+      data: { uploadPetImage: uploaded('1', 256, 'front') },
     });
     expect(stack.upstream().map((request) => received(request, file))).toEqual([
       {
@@ -102,7 +114,7 @@ describe('uploadPetImage', () => {
 
     const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, file)), { headers: ALL_CREDENTIALS });
 
-    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 10 bytes' } });
+    expect(result.data).toEqual({ uploadPetImage: uploaded('2', 10) });
     expect(stack.upstream().map((request) => [request.method, request.path, request.query])).toEqual([['POST', '/api/v3/pet/2/uploadImage', '']]);
   });
 
@@ -119,7 +131,7 @@ describe('uploadPetImage', () => {
     expect(midway).toEqual({ bytesReceived: 256 * KiB, complete: false });
     expect(result).toEqual({
       status: 200,
-      data: { uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 1048576 bytes' } },
+      data: { uploadPetImage: uploaded('1', 1 * MiB) },
     });
     expect(stack.upstream().map((request) => received(request, file))).toEqual([
       {
@@ -160,7 +172,7 @@ describe('uploadPetImage', () => {
       const next = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, fileOf(100))), { headers: ALL_CREDENTIALS, agent });
 
       expect(rejected.errors?.map((error) => error.extensions?.['code'])).toEqual(['BAD_USER_INPUT']);
-      expect(next.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 100 bytes' } });
+      expect(next.data).toEqual({ uploadPetImage: uploaded('2', 100) });
       expect(sockets.size).toBe(1);
       expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/2/uploadImage', 100, true]]);
     } finally {
@@ -182,10 +194,17 @@ describe('uploadPetImage', () => {
     expect(stack.upstream()).toEqual([]);
   });
 
-  it('is UNAUTHENTICATED without credentials, and the upstream gets no credential', async () => {
-    const file = fileOf(256);
+  it('sends the upstream no credential when the client gives none', async () => {
+    await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(256))));
 
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, file)));
+    expect(stack.upstream().map(summary)).toEqual([
+      { method: 'POST', path: '/api/v3/pet/1/uploadImage', query: '', contentType: 'application/octet-stream', authorization: undefined, apiKey: undefined },
+    ]);
+  });
+
+  // The reference server checks no credential: there the upload goes through.
+  it.runIf(ENFORCES_CREDENTIALS)('is UNAUTHENTICATED when the upstream refuses an upload without credentials', async () => {
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(256))));
 
     expect(result.data).toBeNull();
     expect(result.errors).toEqual([
@@ -222,7 +241,7 @@ describe('uploadPetImage', () => {
 
       const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64))), { headers: ALL_CREDENTIALS });
 
-      expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 64 bytes' } });
+      expect(result.data).toEqual({ uploadPetImage: uploaded('1', 64) });
       expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/1/uploadImage', 64, true]]);
     });
   });
@@ -294,7 +313,7 @@ describe('uploadPetImage over uploadMaxBytes', () => {
 
     expect(result).toEqual({
       status: 200,
-      data: { uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 1024 bytes' } },
+      data: { uploadPetImage: uploaded('1', 1024) },
     });
     expect(uploadRequests(stack.upstream()).map((request) => received(request, file))).toEqual([
       expect.objectContaining({ path: '/api/v3/pet/1/uploadImage', bytesReceived: 1024, complete: true, body: 'the file' }),
@@ -307,7 +326,7 @@ describe('uploadPetImage over uploadMaxBytes', () => {
 
     const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(1000))), { headers: ALL_CREDENTIALS });
 
-    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: \nFile uploaded, 1000 bytes' } });
+    expect(result.data).toEqual({ uploadPetImage: uploaded('1', 1000) });
     expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/1/uploadImage', 1000, true]]);
   });
 });

@@ -23,14 +23,14 @@ export type Reply = {
   body?: string;
 };
 
-/** Which credential an operation requires, after the interface document's security lists. */
-export type AuthRequirement = 'none' | 'bearer' | 'apiKey' | 'apiKeyOrBearer';
-
 /** Answers one operation; throws HttpError for an expected failure, anything else becomes a 500. */
 export type Handler = (context: RequestContext) => Reply;
 
-/** One operation: the credential it needs and the function that answers it. */
-export type Operation = { auth: AuthRequirement; handle: Handler };
+/**
+ * One operation: the function that answers it. The credential it needs and the parameters and
+ * body it takes are its OpenAPI document's (see contract.ts), checked before it is called.
+ */
+export type Operation = { handle: Handler };
 
 /** A path template such as `/pet/{petId}` and the operations it offers per method. */
 export type Route = { path: string; operations: Partial<Record<string, Operation>> };

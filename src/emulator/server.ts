@@ -1,13 +1,16 @@
 /**
  * The emulator's HTTP server: one node:http listener serving the pet store
  * under /api/v3 and the plant area at /plants, recording every request it
- * receives so tests can assert on what the gateway actually sent.
+ * receives so tests can assert on what the gateway actually sent. Every
+ * request is checked against the area's OpenAPI document (its credential,
+ * parameters and body) before an operation answers it.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadContracts, type Area, type AreaContract, type OperationContract } from './contract.js';
 import { apiError, HttpError, jsonReply } from './http.js';
-import type { AuthRequirement, Reply, Route } from './http.js';
+import type { Operation, Reply, Route } from './http.js';
 import { petstoreRoutes } from './petstore.js';
 import { plantRoutes } from './plants.js';
 import { Store } from './store.js';
@@ -77,10 +80,10 @@ export type Emulator = {
 
 const PETSTORE_PREFIX = '/api/v3';
 
-type CompiledRoute = { pattern: RegExp; paramNames: string[]; route: Route };
+type CompiledRoute = { pattern: RegExp; paramNames: string[]; route: Route; area: Area };
 
 /** Turns `/pet/{petId}` into a regular expression capturing one raw path segment per parameter. */
-function compileRoutes(prefix: string, routes: Route[]): CompiledRoute[] {
+function compileRoutes(prefix: string, area: Area, routes: Route[]): CompiledRoute[] {
   return routes.map((route) => {
     const paramNames: string[] = [];
     const source = `${prefix}${route.path}`
@@ -92,12 +95,34 @@ function compileRoutes(prefix: string, routes: Route[]): CompiledRoute[] {
         return '([^/]+)';
       })
       .join('/');
-    return { pattern: new RegExp(`^${source}$`), paramNames, route };
+    return { pattern: new RegExp(`^${source}$`), paramNames, route, area };
   });
 }
 
 // Order matters: the first route whose path matches decides, as literal paths precede templates.
-const ROUTES: CompiledRoute[] = [...compileRoutes(PETSTORE_PREFIX, petstoreRoutes), ...compileRoutes('', plantRoutes)];
+const ROUTES: CompiledRoute[] = [...compileRoutes(PETSTORE_PREFIX, 'petstore', petstoreRoutes), ...compileRoutes('', 'plants', plantRoutes)];
+
+/** An operation of a route with what its document demands of a request. */
+type BoundOperation = { operation: Operation; contract: OperationContract };
+
+/**
+ * Pairs every route's operations with their document's operation. An operation the emulator
+ * serves but its document does not describe stops the start: the documents are the contract.
+ */
+function bindContracts(contracts: Record<Area, AreaContract>): Map<Route, Partial<Record<string, BoundOperation>>> {
+  const bound = new Map<Route, Partial<Record<string, BoundOperation>>>();
+  for (const { route, area } of ROUTES) {
+    const methods: Partial<Record<string, BoundOperation>> = {};
+    for (const [method, operation] of Object.entries(route.operations)) {
+      if (operation === undefined) continue;
+      const contract = contracts[area].operation(route.path, method);
+      if (contract === undefined) throw new Error(`emulator: ${method} ${route.path} is not described in schema/${area}.openapi.yaml`);
+      methods[method] = { operation, contract };
+    }
+    bound.set(route, methods);
+  }
+  return bound;
+}
 
 /** Header names lower-cased, with repeated headers joined the way HTTP allows. */
 function collectHeaders(rawHeaders: string[]): Record<string, string> {
@@ -108,37 +133,6 @@ function collectHeaders(rawHeaders: string[]): Record<string, string> {
     headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
   }
   return headers;
-}
-
-function hasBearer(headers: Record<string, string>): boolean {
-  return /^bearer\s+\S/i.test((headers['authorization'] ?? '').trim());
-}
-
-function hasApiKey(headers: Record<string, string>): boolean {
-  return (headers['api_key'] ?? '').trim() !== '';
-}
-
-/**
- * Checks the operation's credential. Any non-empty value is accepted: the
- * emulator proves that the gateway forwards credentials, not that they are valid.
- * The 401 message names what is missing and never repeats a received value.
- */
-function checkCredential(auth: AuthRequirement, headers: Record<string, string>): HttpError | undefined {
-  const bearerChallenge = { 'www-authenticate': 'Bearer' };
-  switch (auth) {
-    case 'none':
-      return undefined;
-    case 'bearer':
-      return hasBearer(headers)
-        ? undefined
-        : apiError(401, 'Missing credential: an Authorization: Bearer token is required', bearerChallenge);
-    case 'apiKey':
-      return hasApiKey(headers) ? undefined : apiError(401, 'Missing credential: an api_key header is required');
-    case 'apiKeyOrBearer':
-      return hasApiKey(headers) || hasBearer(headers)
-        ? undefined
-        : apiError(401, 'Missing credential: an api_key header or an Authorization: Bearer token is required', bearerChallenge);
-  }
 }
 
 function errorReply(error: HttpError): Reply {
@@ -156,28 +150,33 @@ function decodeSegment(raw: string): string {
 }
 
 /** Routes one fully read request to its operation and turns every failure into a reply. */
-function dispatch(record: RecordedRequest, body: Buffer, store: Store): Reply {
+function dispatch(record: RecordedRequest, body: Buffer, store: Store, bound: Map<Route, Partial<Record<string, BoundOperation>>>): Reply {
   const match = ROUTES.map((compiled) => ({ compiled, groups: compiled.pattern.exec(record.path) })).find(
     (candidate) => candidate.groups !== null,
   );
   if (match === undefined || match.groups === null) return errorReply(apiError(404, 'HTTP 404 Not Found'));
   const { compiled, groups } = match;
-  const operation = compiled.route.operations[record.method];
-  if (operation === undefined) {
+  const target = bound.get(compiled.route)?.[record.method];
+  if (target === undefined) {
     const allow = Object.keys(compiled.route.operations).join(', ');
     return errorReply(apiError(405, 'HTTP 405 Method Not Allowed', { allow }));
   }
-  const credentialError = checkCredential(operation.auth, record.headers);
+  // Any non-empty credential is accepted: the emulator proves that the gateway forwards
+  // credentials, not that they are valid.
+  const credentialError = target.contract.checkCredential(record.headers);
   if (credentialError !== undefined) return errorReply(credentialError);
   const params: Record<string, string> = {};
   compiled.paramNames.forEach((name, index) => {
     params[name] = decodeSegment(groups[index + 1] ?? '');
   });
+  const query = new URLSearchParams(record.query);
+  const invalid = target.contract.validate({ params, query, headers: record.headers, body });
+  if (invalid !== undefined) return errorReply(invalid);
   try {
-    return operation.handle({
+    return target.operation.handle({
       method: record.method,
       params,
-      query: new URLSearchParams(record.query),
+      query,
       headers: record.headers,
       body,
       store,
@@ -240,6 +239,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const host = options.host ?? '127.0.0.1';
   const latencyMs = options.latencyMs ?? 0;
   const recordRequests = options.recordRequests ?? true;
+  const bound = bindContracts(await loadContracts());
   const store = new Store();
   const requests: RecordedRequest[] = [];
   let inFlight = 0;
@@ -272,7 +272,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         return;
       }
       if (latencyMs > 0) await sleep(latencyMs);
-      writeReply(response, dispatch(record, body, store));
+      writeReply(response, dispatch(record, body, store, bound));
     } finally {
       inFlight -= 1;
     }

@@ -3,14 +3,14 @@
  * so tests build their own.
  */
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Config } from './config.js';
+import { createYoga, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
+import { upstreamTimeouts, type Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { maskError } from './errors.js';
 import { createLogger } from './logger.js';
 import { createSchema } from './schema.js';
 import { useStreamingUploads } from './uploads.js';
-import { createUpstreamClient } from './upstream/http.js';
+import { createUpstreamClient, type UpstreamClientOptions, type UpstreamService } from './upstream/http.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 
@@ -24,15 +24,29 @@ export type Gateway = {
   close(): Promise<void>;
 };
 
+/** The options of one area's upstream client: its own timeouts, the shared pool size, cap and retry policy. */
+function clientOptions(config: GatewayConfig, service: UpstreamService, logger: YogaLogger): UpstreamClientOptions {
+  const timeouts = upstreamTimeouts(config, service);
+  return {
+    baseUrl: service === 'petstore' ? config.petstoreUrl : config.plantsUrl,
+    connections: config.upstreamConnections,
+    timeoutMs: timeouts.totalMs,
+    connectTimeoutMs: timeouts.connectMs,
+    headersTimeoutMs: timeouts.headersMs,
+    bodyTimeoutMs: timeouts.bodyMs,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
+    retries: config.upstreamRetries,
+    retryBackoffMs: config.upstreamRetryBackoffMs,
+    retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
+    onRetry: ({ operation, retry, delayMs, reason }) => logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
+  };
+}
+
 /** Builds the gateway for a configuration. */
 export function createGateway(config: GatewayConfig): Gateway {
-  const clientOptions = {
-    connections: config.upstreamConnections,
-    timeoutMs: config.upstreamTimeoutMs,
-    maxResponseBytes: config.upstreamMaxResponseBytes,
-  };
-  const petstoreClient = createUpstreamClient('petstore', { ...clientOptions, baseUrl: config.petstoreUrl });
-  const plantsClient = createUpstreamClient('plants', { ...clientOptions, baseUrl: config.plantsUrl });
+  const logging = createLogger(config.logLevel);
+  const petstoreClient = createUpstreamClient('petstore', clientOptions(config, 'petstore', logging));
+  const plantsClient = createUpstreamClient('plants', clientOptions(config, 'plants', logging));
   const upstreams: Upstreams = {
     petstore: createPetstoreApi(petstoreClient, { bodyFormat: config.petstoreBodyFormat, accept: config.petstoreAccept }),
     plants: createPlantsApi(plantsClient),
@@ -49,7 +63,7 @@ export function createGateway(config: GatewayConfig): Gateway {
     multipart: false,
     plugins: [useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: 5 })],
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
-    logging: createLogger(config.logLevel),
+    logging,
   });
 
   return {

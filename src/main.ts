@@ -1,8 +1,10 @@
 /**
  * Starts the gateway: configuration → (embedded emulator when no upstream is configured) →
- * gateway → HTTP server. The only module that listens. Stops gracefully on SIGTERM/SIGINT.
+ * gateway → HTTP server. The only module that listens. Stops gracefully on SIGTERM/SIGINT:
+ * new connections are refused at once, idle keep-alive connections closed, requests in flight
+ * finish (within SHUTDOWN_GRACE_MS), then the upstream pools close and the process exits 0.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl } from './config.js';
 import { startEmulator } from './emulator/server.js';
@@ -25,6 +27,19 @@ async function main(): Promise<void> {
   const gateway = createGateway({ ...config, petstoreUrl, plantsUrl });
 
   const server = createServer(gateway.yoga);
+  // The answers being written, so that a stop can see what is in flight and close each connection once its answer is out.
+  const answering = new Set<ServerResponse>();
+  let stopping = false;
+  server.prependListener('request', (_request, response: ServerResponse) => {
+    answering.add(response);
+    // While stopping, an answer closes its connection: nothing more will be served on it.
+    if (stopping) response.setHeader('connection', 'close');
+    response.once('close', () => {
+      answering.delete(response);
+      // An answer whose headers were out before the stop leaves its connection idle, not closed.
+      if (stopping) setImmediate(() => server.closeIdleConnections());
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : (error.code ?? error.message)}`)),
@@ -44,23 +59,31 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: finishing in-flight requests, then stopping`);
-    // Stop accepting; idle keep-alive sockets are closed so close() can complete.
-    server.close(() => {
-      void Promise.all([gateway.close(), emulator?.close()]).then(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      server.closeAllConnections();
-      process.exit(0);
-    }, 10_000).unref();
+  /** Cuts what is still in flight and exits: at the end of the grace period, or on a second signal. */
+  const cut = (why: string) => {
+    console.log(`${why}: closing ${answering.size} unfinished request(s) and stopping`);
+    server.closeAllConnections();
+    process.exit(0);
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  const stop = async (signal: string) => {
+    if (stopping) return cut(`${signal} again`);
+    stopping = true;
+    console.log(`${signal}: refusing new connections, finishing ${answering.size} in-flight request(s) within ${config.shutdownGraceMs} ms`);
+    const graceTimer = setTimeout(() => cut('grace period over'), config.shutdownGraceMs);
+    for (const response of answering) if (!response.headersSent) response.setHeader('connection', 'close');
+    // close() stops listening at once and calls back when the last connection has ended;
+    // keep-alive connections with no request in flight are closed now, not at their idle timeout.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await closed;
+    // No request is in flight any more, so the pools have no call to wait for.
+    await Promise.all([gateway.close(), emulator?.close()]);
+    clearTimeout(graceTimer);
+    console.log('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

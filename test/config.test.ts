@@ -3,7 +3,7 @@
  * a ConfigError naming each bad setting, URLs whose credentials are never echoed, and `--help`.
  */
 import { describe, expect, it } from 'vitest';
-import { changedSettings, ConfigError, helpText, loadConfig, loadEmulatorConfig, redactUrl } from '../src/config.js';
+import { changedSettings, ConfigError, helpText, loadConfig, loadEmulatorConfig, redactUrl, upstreamTimeouts } from '../src/config.js';
 
 const BOTH_URLS = { PETSTORE_URL: 'https://petstore3.swagger.io/api/v3', PLANTS_URL: 'https://plants.example' };
 const PASSWORD = 's3cret-p4ss';
@@ -31,9 +31,13 @@ describe('loadConfig', () => {
       upstreamTimeoutMs: 10000,
       upstreamConnections: 32,
       upstreamMaxResponseBytes: 10485760,
+      upstreamRetries: 2,
+      upstreamRetryBackoffMs: 50,
+      upstreamRetryBackoffMaxMs: 1000,
       uploadMaxBytes: 10485760,
       logLevel: 'info',
       graphiql: true,
+      shutdownGraceMs: 10000,
     });
   });
 
@@ -48,9 +52,24 @@ describe('loadConfig', () => {
       UPSTREAM_TIMEOUT_MS: '2500',
       UPSTREAM_CONNECTIONS: '4',
       UPSTREAM_MAX_RESPONSE_BYTES: '1024',
+      UPSTREAM_CONNECT_TIMEOUT_MS: '100',
+      UPSTREAM_HEADERS_TIMEOUT_MS: '200',
+      UPSTREAM_BODY_TIMEOUT_MS: '300',
+      PETSTORE_TIMEOUT_MS: '4000',
+      PETSTORE_CONNECT_TIMEOUT_MS: '400',
+      PETSTORE_HEADERS_TIMEOUT_MS: '500',
+      PETSTORE_BODY_TIMEOUT_MS: '600',
+      PLANTS_TIMEOUT_MS: '7000',
+      PLANTS_CONNECT_TIMEOUT_MS: '700',
+      PLANTS_HEADERS_TIMEOUT_MS: '800',
+      PLANTS_BODY_TIMEOUT_MS: '900',
+      UPSTREAM_RETRIES: '0',
+      UPSTREAM_RETRY_BACKOFF_MS: '25',
+      UPSTREAM_RETRY_BACKOFF_MAX_MS: '250',
       UPLOAD_MAX_BYTES: '2048',
       LOG_LEVEL: 'debug',
       GRAPHIQL: 'false',
+      SHUTDOWN_GRACE_MS: '0',
     });
 
     expect(config).toEqual({
@@ -64,9 +83,25 @@ describe('loadConfig', () => {
       upstreamTimeoutMs: 2500,
       upstreamConnections: 4,
       upstreamMaxResponseBytes: 1024,
+      upstreamConnectTimeoutMs: 100,
+      upstreamHeadersTimeoutMs: 200,
+      upstreamBodyTimeoutMs: 300,
+      petstoreTimeoutMs: 4000,
+      petstoreConnectTimeoutMs: 400,
+      petstoreHeadersTimeoutMs: 500,
+      petstoreBodyTimeoutMs: 600,
+      plantsTimeoutMs: 7000,
+      plantsConnectTimeoutMs: 700,
+      plantsHeadersTimeoutMs: 800,
+      plantsBodyTimeoutMs: 900,
+      upstreamRetries: 0,
+      upstreamRetryBackoffMs: 25,
+      upstreamRetryBackoffMaxMs: 250,
       uploadMaxBytes: 2048,
       logLevel: 'debug',
       graphiql: false,
+      // 0: on SIGTERM, what is in flight is cut at once.
+      shutdownGraceMs: 0,
     });
   });
 
@@ -89,6 +124,44 @@ describe('loadConfig', () => {
   });
 });
 
+describe('upstreamTimeouts: the timeouts of one area', () => {
+  it('with only UPSTREAM_TIMEOUT_MS set, bound every phase of both areas by it, as that setting always did', () => {
+    const config = loadConfig([], { UPSTREAM_TIMEOUT_MS: '2500' });
+
+    expect(upstreamTimeouts(config, 'petstore')).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
+    expect(upstreamTimeouts(config, 'plants')).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
+  });
+
+  it('are 10 s for everything by default', () => {
+    expect(upstreamTimeouts(loadConfig([], {}), 'petstore')).toEqual({ totalMs: 10000, connectMs: 10000, headersMs: 10000, bodyMs: 10000 });
+  });
+
+  it("take the UPSTREAM_ phase settings for both areas, and an area's own settings over them for that area only", () => {
+    const config = loadConfig([], {
+      UPSTREAM_CONNECT_TIMEOUT_MS: '1000',
+      UPSTREAM_HEADERS_TIMEOUT_MS: '3000',
+      PETSTORE_CONNECT_TIMEOUT_MS: '500',
+      PLANTS_BODY_TIMEOUT_MS: '4000',
+    });
+
+    expect(upstreamTimeouts(config, 'petstore')).toEqual({ totalMs: 10000, connectMs: 500, headersMs: 3000, bodyMs: 10000 });
+    expect(upstreamTimeouts(config, 'plants')).toEqual({ totalMs: 10000, connectMs: 1000, headersMs: 3000, bodyMs: 4000 });
+  });
+
+  it("let an area's deadline (PLANTS_TIMEOUT_MS) bound that area's unset phases", () => {
+    const config = loadConfig([], { UPSTREAM_TIMEOUT_MS: '5000', PLANTS_TIMEOUT_MS: '30000', PLANTS_HEADERS_TIMEOUT_MS: '20000' });
+
+    expect(upstreamTimeouts(config, 'plants')).toEqual({ totalMs: 30000, connectMs: 30000, headersMs: 20000, bodyMs: 30000 });
+    expect(upstreamTimeouts(config, 'petstore')).toEqual({ totalMs: 5000, connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
+  });
+
+  it('read the flags too (--petstore-body-timeout-ms)', () => {
+    const config = loadConfig(['--petstore-body-timeout-ms', '1500'], { PETSTORE_BODY_TIMEOUT_MS: '9000' });
+
+    expect(upstreamTimeouts(config, 'petstore').bodyMs).toBe(1500);
+  });
+});
+
 describe('a bad setting stops the start with a ConfigError naming it', () => {
   it.each([
     ['PORT=abc', [], { PORT: 'abc' }, 'PORT must be an integer from 0 to 65535, got "abc"'],
@@ -100,6 +173,12 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
     ['PLANTS_URL with a query', [], { ...BOTH_URLS, PLANTS_URL: 'https://plants.example/?debug=1' }, 'PLANTS_URL must not have a query or fragment'],
     ['PETSTORE_BODY_FORMAT=yaml', [], { PETSTORE_BODY_FORMAT: 'yaml' }, 'PETSTORE_BODY_FORMAT must be one of json, xml, form, got "yaml"'],
     ['GRAPHIQL=yes', [], { GRAPHIQL: 'yes' }, 'GRAPHIQL must be one of true, false, got "yes"'],
+    ['PETSTORE_CONNECT_TIMEOUT_MS=0', [], { PETSTORE_CONNECT_TIMEOUT_MS: '0' }, 'PETSTORE_CONNECT_TIMEOUT_MS must be an integer from 1 to 600000, got "0"'],
+    ['PLANTS_HEADERS_TIMEOUT_MS=1s', [], { PLANTS_HEADERS_TIMEOUT_MS: '1s' }, 'PLANTS_HEADERS_TIMEOUT_MS must be an integer from 1 to 600000, got "1s"'],
+    ['UPSTREAM_BODY_TIMEOUT_MS=-5', [], { UPSTREAM_BODY_TIMEOUT_MS: '-5' }, 'UPSTREAM_BODY_TIMEOUT_MS must be an integer from 1 to 600000, got "-5"'],
+    ['UPSTREAM_RETRIES=11', [], { UPSTREAM_RETRIES: '11' }, 'UPSTREAM_RETRIES must be an integer from 0 to 10, got "11"'],
+    ['UPSTREAM_RETRY_BACKOFF_MS=0', [], { UPSTREAM_RETRY_BACKOFF_MS: '0' }, 'UPSTREAM_RETRY_BACKOFF_MS must be an integer from 1 to 60000, got "0"'],
+    ['SHUTDOWN_GRACE_MS=soon', [], { SHUTDOWN_GRACE_MS: 'soon' }, 'SHUTDOWN_GRACE_MS must be an integer from 0 to 600000, got "soon"'],
   ] as const)('%s', (_, argv, env, message) => {
     expect(configError(argv, env).message).toBe(message);
   });
@@ -151,6 +230,10 @@ describe('changedSettings', () => {
   it('is empty for the defaults', () => {
     expect(changedSettings(loadConfig([], {}))).toEqual([]);
   });
+
+  it('lists a set timeout that has no default of its own, and a changed retry count', () => {
+    expect(changedSettings(loadConfig([], { PETSTORE_HEADERS_TIMEOUT_MS: '2000', UPSTREAM_RETRIES: '0' }))).toEqual(['PETSTORE_HEADERS_TIMEOUT_MS=2000', 'UPSTREAM_RETRIES=0']);
+  });
 });
 
 describe('helpText', () => {
@@ -164,9 +247,24 @@ describe('helpText', () => {
     ['UPSTREAM_TIMEOUT_MS', '--upstream-timeout-ms'],
     ['UPSTREAM_CONNECTIONS', '--upstream-connections'],
     ['UPSTREAM_MAX_RESPONSE_BYTES', '--upstream-max-response-bytes'],
+    ['UPSTREAM_CONNECT_TIMEOUT_MS', '--upstream-connect-timeout-ms'],
+    ['UPSTREAM_HEADERS_TIMEOUT_MS', '--upstream-headers-timeout-ms'],
+    ['UPSTREAM_BODY_TIMEOUT_MS', '--upstream-body-timeout-ms'],
+    ['PETSTORE_TIMEOUT_MS', '--petstore-timeout-ms'],
+    ['PETSTORE_CONNECT_TIMEOUT_MS', '--petstore-connect-timeout-ms'],
+    ['PETSTORE_HEADERS_TIMEOUT_MS', '--petstore-headers-timeout-ms'],
+    ['PETSTORE_BODY_TIMEOUT_MS', '--petstore-body-timeout-ms'],
+    ['PLANTS_TIMEOUT_MS', '--plants-timeout-ms'],
+    ['PLANTS_CONNECT_TIMEOUT_MS', '--plants-connect-timeout-ms'],
+    ['PLANTS_HEADERS_TIMEOUT_MS', '--plants-headers-timeout-ms'],
+    ['PLANTS_BODY_TIMEOUT_MS', '--plants-body-timeout-ms'],
+    ['UPSTREAM_RETRIES', '--upstream-retries'],
+    ['UPSTREAM_RETRY_BACKOFF_MS', '--upstream-retry-backoff-ms'],
+    ['UPSTREAM_RETRY_BACKOFF_MAX_MS', '--upstream-retry-backoff-max-ms'],
     ['UPLOAD_MAX_BYTES', '--upload-max-bytes'],
     ['LOG_LEVEL', '--log-level'],
     ['GRAPHIQL', '--graphiql'],
+    ['SHUTDOWN_GRACE_MS', '--shutdown-grace-ms'],
   ])('lists %s and its flag %s on one line', (env, flag) => {
     const line = helpText()
       .split('\n')

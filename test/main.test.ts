@@ -1,10 +1,14 @@
 /**
  * `npm start` as a newcomer runs it: the gateway on the embedded emulator, answering the first
  * query, and stopping cleanly on SIGTERM; a bad setting stops it with a message naming it.
+ * As production runs it: pointed at upstreams (scripted here), it stops gracefully on SIGTERM
+ * and SIGINT with a request in flight, and stays up whatever the upstreams do.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { closedPortUrl, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
 
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -20,7 +24,9 @@ function start(env: Record<string, string>, args: string[] = []) {
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output };
+  // Listened for from the start, so that an exit is seen however early it comes.
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output: () => output, exited };
 }
 
 async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
@@ -83,5 +89,96 @@ describe('npm start', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
     for (const flag of ['--port', '--petstore-url', '--plants-url', '--petstore-body-format', '--upstream-timeout-ms']) expect(output()).toContain(flag);
+  });
+});
+
+/** Opens a TCP connection to the port on 127.0.0.1; rejects with the socket's error (ECONNREFUSED). */
+function tcpConnect(port: number) {
+  return new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** A keep-alive connection that has been answered once (`GET /health`) and now sits idle; `closed` settles when the server closes it. */
+async function idleKeepAliveConnection(port: number) {
+  const socket = await tcpConnect(port);
+  const closed = once(socket, 'close');
+  socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  const [answer] = (await once(socket, 'data')) as [Buffer];
+  return { firstLine: answer.toString().split('\r\n')[0], closed };
+}
+
+describe('npm start against upstreams', () => {
+  const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
+  let upstream: ScriptedUpstream;
+  beforeAll(async () => {
+    upstream = await startScriptedUpstream();
+  });
+  afterAll(async () => {
+    await upstream?.close();
+  });
+  beforeEach(() => upstream.reset());
+
+  async function startAgainst(env: Record<string, string> = {}) {
+    const started = start({ PETSTORE_URL: `${upstream.url}/api/v3`, PLANTS_URL: upstream.url, ...env });
+    const [, url = ''] = await waitFor(started.output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
+    return { ...started, url, port: Number(new URL(url).port) };
+  }
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('on %s finishes the slow query in flight, refuses new connections, closes idle ones, and exits 0', async (signal) => {
+    upstream.answer({ ...json(200, PET_1), delayMs: 1500 });
+    const { child, output, exited, url, port } = await startAgainst();
+    const idle = await idleKeepAliveConnection(port);
+    expect(idle.firstLine).toBe('HTTP/1.1 200 OK');
+    const query = postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
+    await expect.poll(() => upstream.requests.length).toBe(1);
+
+    child.kill(signal);
+
+    await waitFor(output, new RegExp(`${signal}: refusing new connections, finishing 1 in-flight request\\(s\\) within 10000 ms`));
+    await expect(tcpConnect(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await idle.closed;
+    expect(child.exitCode).toBeNull();
+    expect(await query).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
+    expect(await exited).toBe(0);
+    expect(output()).toMatch(/\nstopped\n/);
+    expect(upstream.requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
+  });
+
+  it('cuts a request still unfinished after SHUTDOWN_GRACE_MS, and exits 0', async () => {
+    upstream.answer({ hang: true });
+    const { child, output, exited, url } = await startAgainst({ SHUTDOWN_GRACE_MS: '300' });
+    const query = postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    const signalled = performance.now();
+
+    child.kill('SIGTERM');
+
+    await expect(query).rejects.toThrow();
+    expect(await exited).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(3000);
+    expect(output()).toMatch(/grace period over: closing 1 unfinished request\(s\) and stopping/);
+  });
+
+  it('stays up through upstream faults (reset, garbage, refused port), each reported, and answers afterwards', async () => {
+    const { child, url } = await startAgainst({ PLANTS_URL: await closedPortUrl(), UPSTREAM_RETRIES: '0' });
+    const pet = () => postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
+    const codeOf = (result: Awaited<ReturnType<typeof pet>>) => result.errors?.map((error) => error.extensions?.['code']);
+
+    upstream.answer({ reset: true });
+    expect(codeOf(await pet())).toEqual(['UPSTREAM_UNAVAILABLE']);
+    upstream.answer({ resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' });
+    expect(codeOf(await pet())).toEqual(['UPSTREAM_UNAVAILABLE']);
+    upstream.answer(json(200, '{"id": 1, "name": '));
+    expect(codeOf(await pet())).toEqual(['UPSTREAM_ERROR']);
+    const plant = await postGraphQL(url, 'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }', {}, { authorization: 'Bearer demo' });
+    expect(plant.errors?.map((error) => [error.extensions?.['code'], error.extensions?.['upstream']])).toEqual([
+      ['UPSTREAM_UNAVAILABLE', { service: 'plants', operation: 'createPlant' }],
+    ]);
+    upstream.answer(json(200, PET_1));
+
+    expect(await pet()).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
+    expect(child.exitCode).toBeNull();
   });
 });

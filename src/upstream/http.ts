@@ -1,7 +1,9 @@
 /**
  * The one place that speaks HTTP to the upstreams: a keep-alive undici pool per upstream
- * origin, timeouts, decoding by Content-Type, and a typed {@link UpstreamError} for every
- * failure. Area modules (`petstore.ts`, `plants.ts`) sit on top; resolvers never see HTTP.
+ * origin, timeouts (connect, headers, whole body, and a deadline per call), retries of reads
+ * that met a connection error or a 502/503/504, a response size cap, decoding by Content-Type,
+ * and a typed {@link UpstreamError} for every failure. Area modules (`petstore.ts`,
+ * `plants.ts`) sit on top; resolvers never see HTTP.
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
@@ -37,6 +39,8 @@ export class UpstreamError extends Error {
     readonly status?: number,
     /** the plant area's numeric `error` field, when its Error record was sent */
     readonly upstreamCode?: number,
+    /** how many times the call was retried before it failed for good (for metrics) */
+    readonly retries = 0,
   ) {
     super(message);
   }
@@ -48,10 +52,39 @@ export type UpstreamClientOptions = {
   baseUrl: string;
   /** maximum parallel connections (and so parallel calls) to this upstream; more calls queue. @default 32 */
   connections?: number;
-  /** deadline for a whole call, connect to last body byte, in milliseconds. @default 10000 */
+  /**
+   * deadline for a whole call, from the first connect to the last body byte, retries and the
+   * waits between them included, in milliseconds. @default 10000
+   */
   timeoutMs?: number;
+  /** time to establish a connection (TCP, and TLS for https), in milliseconds. @default timeoutMs */
+  connectTimeoutMs?: number;
+  /** time from sending the request to receiving the response headers, in milliseconds. @default timeoutMs */
+  headersTimeoutMs?: number;
+  /** time from the response headers to the last body byte, in milliseconds. @default timeoutMs */
+  bodyTimeoutMs?: number;
   /** largest response body read, in bytes; a larger one is an `invalid-response`. @default 10485760 */
   maxResponseBytes?: number;
+  /** retries of a GET after a connection error or a 502/503/504 answer; 0 turns retries off. @default 2 */
+  retries?: number;
+  /** the wait before the first retry, doubled for each further one, then jittered (see {@link retryDelay}). @default 50 */
+  retryBackoffMs?: number;
+  /** the longest wait before one retry, in milliseconds. @default 1000 */
+  retryBackoffMaxMs?: number;
+  /** called before each retry, for logs and metrics */
+  onRetry?: (event: RetryEvent) => void;
+};
+
+/** A retry about to happen. */
+export type RetryEvent = {
+  service: UpstreamService;
+  operation: string;
+  /** 1 for the first retry */
+  retry: number;
+  /** the wait before it, in milliseconds */
+  delayMs: number;
+  /** the failure that caused it: `status 503`, `ECONNREFUSED`, … */
+  reason: string;
 };
 
 type QueryValue = string | readonly string[] | undefined;
@@ -68,6 +101,12 @@ export type UpstreamRequest = {
   /** extra headers (credentials, accept) */
   headers?: Readonly<Record<string, string>>;
   body?: { contentType: string; data: string | Readable };
+  /**
+   * The answer's body carries nothing the caller reads (a DELETE's `Pet deleted`, which the
+   * reference server sends as bare text under `application/json`): it is not decoded.
+   * @default false
+   */
+  ignoreBody?: boolean;
 };
 
 /** A successful (2xx) answer, its body decoded by its own Content-Type. */
@@ -101,26 +140,79 @@ function encodeSegment(value: string): string {
   return encodeURIComponent(value).replace(/\./g, '%2E');
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/**
+ * The wait before retry number `retry` (1 for the first): `baseMs` doubled for each retry after
+ * the first, capped at `maxMs`, then jittered to a random point in its upper half. The jitter
+ * spreads out callers that failed together (so they do not all come back at once); keeping
+ * the lower half out keeps each wait growing.
+ */
+export function retryDelay(retry: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** (retry - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+/** Connection failures after which a GET can safely be sent again: refused, reset, closed. */
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'UND_ERR_SOCKET', 'EAI_AGAIN']);
+
+/** Answers that say "try again": the upstream or a proxy in front of it is briefly unable to serve. */
+const RETRYABLE_STATUSES = new Set([502, 503, 504]);
+
+/** The outcome of one attempt: an answer, or a failure and whether trying again may help. */
+type Attempt = { ok: true; response: UpstreamResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
+
+/** Builds the error of a failed call (its credentials already taken out of the message). */
+type Fail = (failure: UpstreamFailure, message: string, status?: number, code?: number) => UpstreamError;
+
+/** The body read was cut short by the whole-body timeout. */
+class BodyTimeout extends Error {}
 
 /** Creates the client of one upstream area, with its own keep-alive pool. */
 export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamClient {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? timeoutMs;
+  const headersTimeoutMs = options.headersTimeoutMs ?? timeoutMs;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? timeoutMs;
   const maxResponseBytes = options.maxResponseBytes ?? 10 * 1024 * 1024;
+  const retries = options.retries ?? 2;
+  const retryBackoffMs = options.retryBackoffMs ?? 50;
+  const retryBackoffMaxMs = options.retryBackoffMaxMs ?? 1000;
+  // Every call goes to this one origin: the pool cannot send a request (or a credential) anywhere else.
   const pool = new Pool(base.origin, {
     connections: options.connections ?? 32,
-    connect: { timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+    connect: { timeout: connectTimeoutMs },
+    headersTimeout: headersTimeoutMs,
+    // undici's own body timeout is the longest pause between two chunks; attempt() keeps the whole-body limit.
+    bodyTimeout: bodyTimeoutMs,
     keepAliveTimeout: 30_000,
   });
 
   async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
     const secrets = credentialValues(call.headers);
-    const fail = (failure: UpstreamFailure, message: string, status?: number, code?: number) =>
+    const fail: Fail = (failure, message, status, code) =>
       new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
+    const started = performance.now();
+    const deadline = AbortSignal.timeout(timeoutMs);
+    // Only a read can be sent twice without risk: a POST or PUT may have been carried out
+    // although its answer was lost, and a second one would act twice.
+    const idempotent = call.method === 'GET';
+
+    for (let retry = 0; ; retry += 1) {
+      const outcome = await attempt(call, deadline, fail);
+      if (outcome.ok) return outcome.response;
+      if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
+      const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
+      // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
+      if (performance.now() - started + delayMs >= timeoutMs) throw afterRetries(outcome.error, retry);
+      options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason });
+      await sleep(delayMs);
+    }
+  }
+
+  /** One try of a call, within the call's deadline. */
+  async function attempt(call: UpstreamRequest, deadline: AbortSignal, fail: Fail): Promise<Attempt> {
+    const failed = (error: UpstreamError, reason: string, transient = false): Attempt => ({ ok: false, error, transient, reason });
 
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
     // that error, not undici's consequence of it, is what the caller must see.
@@ -138,46 +230,78 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
         path: basePath + call.path + queryString(call.query),
         headers,
         body: data,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: deadline,
       });
     } catch (error) {
       // undici destroys the body with its own error when the call fails; only a failure that
       // came from the body's source (an upload limit, a client gone) is passed on as it is.
       if (bodyError !== undefined && !isTransportError(bodyError)) throw bodyError;
-      throw isTimeout(error)
-        ? fail('timeout', `${service} did not answer ${call.operation} within ${timeoutMs} ms`)
-        : fail('unavailable', `${service} is unavailable for ${call.operation}`);
+      const code = errorCode(error);
+      if (code === 'UND_ERR_CONNECT_TIMEOUT') return failed(fail('timeout', `${service} did not accept a connection for ${call.operation} within ${connectTimeoutMs} ms`), code);
+      if (code === 'UND_ERR_HEADERS_TIMEOUT') return failed(fail('timeout', `${service} did not answer ${call.operation} within ${headersTimeoutMs} ms`), code);
+      if (isDeadline(error)) return failed(fail('timeout', `${service} did not answer ${call.operation} within ${timeoutMs} ms`), 'deadline');
+      return failed(fail('unavailable', `${service} is unavailable for ${call.operation}`), code ?? 'connection error', CONNECTION_ERROR_CODES.has(code ?? ''));
     }
 
+    const body = response.body;
+    // The body is destroyed when it is too large or too slow, perhaps while nothing reads it; its
+    // error then has a listener (and never becomes an uncaught exception); readers still get it.
+    body.on('error', () => undefined);
+    const declaredLength = Number(headerValue(response.headers['content-length']) ?? 0);
     let text: string;
+    // The whole body must arrive within bodyTimeoutMs of the headers, however steadily it trickles.
+    const bodyTimer = setTimeout(() => body.destroy(new BodyTimeout()), bodyTimeoutMs);
     try {
-      text = await readText(response.body, maxResponseBytes);
+      // A declared length over the cap is refused before a byte of the body is read.
+      if (declaredLength > maxResponseBytes) {
+        body.destroy();
+        throw new ResponseTooLarge();
+      }
+      text = await readText(body, maxResponseBytes);
     } catch (error) {
       if (error instanceof ResponseTooLarge) {
-        throw fail('invalid-response', `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`, response.statusCode);
+        return failed(fail('invalid-response', `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`, response.statusCode), 'too large');
       }
-      throw isTimeout(error)
-        ? fail('timeout', `${service} did not finish answering ${call.operation} within ${timeoutMs} ms`)
-        : fail('unavailable', `${service} broke the connection while answering ${call.operation}`);
+      if (error instanceof BodyTimeout || errorCode(error) === 'UND_ERR_BODY_TIMEOUT') {
+        return failed(fail('timeout', `${service} did not finish answering ${call.operation} within ${bodyTimeoutMs} ms`), 'body timeout');
+      }
+      if (isDeadline(error)) return failed(fail('timeout', `${service} did not finish answering ${call.operation} within ${timeoutMs} ms`), 'deadline');
+      const code = errorCode(error);
+      return failed(fail('unavailable', `${service} broke the connection while answering ${call.operation}`), code ?? 'connection error', CONNECTION_ERROR_CODES.has(code ?? ''));
+    } finally {
+      clearTimeout(bodyTimer);
     }
 
+    const status = response.statusCode;
     const contentType = headerValue(response.headers['content-type']);
-    if (response.statusCode >= 300 && response.statusCode <= 399) {
+    if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
-      throw fail('status', `${service} answered ${call.operation} with a redirect (status ${response.statusCode}), which the gateway does not follow`, response.statusCode);
+      return failed(fail('status', `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`, status), `status ${status}`);
     }
-    if (response.statusCode < 200 || response.statusCode > 299) {
+    if (status < 200 || status > 299) {
       const { message, code } = errorMessage(text, contentType);
-      throw fail('status', message || `${service} answered ${call.operation} with status ${response.statusCode}`, response.statusCode, code);
+      return failed(fail('status', message || `${service} answered ${call.operation} with status ${status}`, status, code), `status ${status}`, RETRYABLE_STATUSES.has(status));
     }
+    if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
-      return { status: response.statusCode, body: decodeBody(text, contentType) };
+      return { ok: true, response: { status, body: decodeBody(text, contentType) } };
     } catch {
-      throw fail('invalid-response', `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ${excerpt(text)}`, response.statusCode);
+      return failed(fail('invalid-response', `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ${excerpt(text)}`, status), 'invalid body');
     }
   }
 
   return { service, request, close: () => pool.close() };
+}
+
+/** The final error of a call that was retried, saying so. */
+function afterRetries(error: UpstreamError, retries: number): UpstreamError {
+  if (retries === 0) return error;
+  const message = `${error.message} (after ${retries} ${retries === 1 ? 'retry' : 'retries'})`;
+  return new UpstreamError(error.service, error.operation, error.failure, message, error.status, error.upstreamCode, retries);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 const CREDENTIAL_HEADERS = new Set(['authorization', 'api_key']);
@@ -209,18 +333,28 @@ function queryString(query: UpstreamRequest['query']): string {
 /** An error raised by the connection or by undici (it carries a system or `UND_ERR_` code), or the deadline's abort. */
 function isTransportError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  return error.name === 'TimeoutError' || error.name === 'AbortError' || (typeof code === 'string' && /^(UND_ERR_|E[A-Z]+$)/.test(code));
+  const code = errorCode(error);
+  return error.name === 'TimeoutError' || error.name === 'AbortError' || (code !== undefined && /^(UND_ERR_|E[A-Z]+$)/.test(code));
 }
 
-function isTimeout(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  return error.name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code));
+/** The call's deadline (its AbortSignal.timeout) ran out. */
+function isDeadline(error: unknown): boolean {
+  return error instanceof Error && error.name === 'TimeoutError';
+}
+
+/** The system or undici code of an error (`ECONNREFUSED`, `UND_ERR_SOCKET`), if it has one. */
+function errorCode(error: unknown): string | undefined {
+  if (!(error instanceof Error) || !('code' in error)) return undefined;
+  return typeof error.code === 'string' ? error.code : undefined;
 }
 
 class ResponseTooLarge extends Error {}
 
+/**
+ * Reads a body up to `limit` bytes. At the first chunk past it the stream is destroyed, which
+ * aborts the answer and closes its connection (a half-read answer cannot be reused), so no
+ * more than one chunk beyond the limit is ever read.
+ */
 async function readText(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;

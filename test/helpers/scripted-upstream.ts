@@ -1,12 +1,14 @@
 /**
  * A scripted upstream: a node:http server on 127.0.0.1 port 0 whose answer each test decides,
- * request by request (a status, headers and body; or no answer at all; or headers followed by a
- * body that never finishes), recording every request it receives. With it, tests produce the
- * failures the emulator does not (timeouts, broken bodies, wrong shapes, redirects) and still
- * assert what the gateway sent.
+ * request by request (a status, headers and body, at once or late; no answer at all; headers
+ * followed by a body that stalls, trickles, streams on and on, or is cut by a connection reset;
+ * a reset instead of an answer), recording every request it receives and the connection it
+ * came on. With it, tests produce the failures the emulator does not (timeouts, broken bodies,
+ * wrong shapes, redirects, 503s) and still assert what the gateway sent, and how often.
  */
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/gateway.js';
 import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
 
@@ -19,6 +21,12 @@ export type ReceivedRequest = {
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /** the whole body as UTF-8, '' when there is none */
   body: string;
+  /** the TCP connection it came on, numbered from 1 in the order they were accepted */
+  connection: number;
+  /** when it was received, in `performance.now()` milliseconds */
+  receivedAt: number;
+  /** bytes of the answer's body written to the connection so far */
+  bytesSent: number;
 };
 
 /** What the scripted upstream does with one request. */
@@ -28,7 +36,16 @@ export type Answer =
   /** never answers; the connection stays open until the upstream is closed */
   | { hang: true }
   /** sends the status, headers and the start of the body, then stalls without ending it */
-  | { stallBody: true; status: number; headers?: Readonly<Record<string, string>>; bodyStart: string };
+  | { stallBody: true; status: number; headers?: Readonly<Record<string, string>>; bodyStart: string }
+  /** resets the connection (TCP RST) instead of answering */
+  | { reset: true }
+  /** sends the status, headers and the start of the body, then resets the connection */
+  | { resetBody: true; status: number; headers?: Readonly<Record<string, string>>; bodyStart: string }
+  /**
+   * sends the status and headers, then `chunk` `count` times, `intervalMs` apart (0: as fast as
+   * the connection takes them), stopping early if the connection closes
+   */
+  | { stream: { chunk: string; count: number; intervalMs?: number }; status: number; headers?: Readonly<Record<string, string>> };
 
 /** Decides the answer to a request. */
 export type Script = (request: ReceivedRequest) => Answer;
@@ -40,6 +57,10 @@ export type ScriptedUpstream = {
   hostPort: string;
   /** every request received since the last {@link ScriptedUpstream.reset}, in arrival order */
   requests: ReceivedRequest[];
+  /** TCP connections accepted since the last {@link ScriptedUpstream.reset} */
+  connections(): number;
+  /** whether a connection (a {@link ReceivedRequest.connection}) is still open */
+  isOpen(connection: number): boolean;
   /** sets the answer to every following request */
   answer(script: Script | Answer): void;
   /** forgets the requests and the script (unscripted requests get a 501) */
@@ -55,10 +76,27 @@ export function json(status: number, body: unknown): Answer {
   return { status, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) };
 }
 
+/** A script that gives `answers` in turn, one per request, then repeats the last one. */
+export function sequence(...answers: readonly Answer[]): Script {
+  let next = 0;
+  return () => {
+    const answer = answers[Math.min(next, answers.length - 1)];
+    next += 1;
+    if (!answer) throw new Error('sequence() needs at least one answer');
+    return answer;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Starts a scripted upstream on 127.0.0.1, port 0. */
 export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
   let script: Script = () => UNSCRIPTED;
   const requests: ReceivedRequest[] = [];
+  const connectionIds = new WeakMap<Socket, number>();
+  const open = new Set<number>();
+  let accepted = 0;
+  let acceptedAtReset = 0;
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const chunks: Buffer[] = [];
@@ -68,33 +106,102 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       url: request.url ?? '',
       headers: { ...request.headers },
       body: Buffer.concat(chunks).toString('utf8'),
+      connection: connectionIds.get(request.socket) ?? 0,
+      receivedAt: performance.now(),
+      bytesSent: 0,
     };
     requests.push(received);
     const answer = script(received);
     if ('hang' in answer) return;
-    if ('stallBody' in answer) {
-      response.writeHead(answer.status, { ...answer.headers });
-      response.write(answer.bodyStart);
+    if ('reset' in answer) {
+      request.socket.resetAndDestroy();
       return;
     }
-    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    if ('stallBody' in answer || 'resetBody' in answer) {
+      response.writeHead(answer.status, { ...answer.headers });
+      response.write(answer.bodyStart);
+      received.bytesSent = Buffer.byteLength(answer.bodyStart);
+      // Let the headers and the start of the body reach the gateway before the reset.
+      if ('resetBody' in answer) setTimeout(() => request.socket.resetAndDestroy(), 20);
+      return;
+    }
+    if ('stream' in answer) {
+      response.writeHead(answer.status, { ...answer.headers });
+      const { chunk, count, intervalMs = 0 } = answer.stream;
+      for (let index = 0; index < count && !response.destroyed; index += 1) {
+        const flushed = response.write(chunk);
+        received.bytesSent += Buffer.byteLength(chunk);
+        // Backpressure: wait until the gateway reads on, or goes away.
+        if (!flushed) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+        if (intervalMs > 0) await sleep(intervalMs);
+      }
+      if (!response.destroyed) response.end();
+      return;
+    }
+    if (answer.delayMs) await sleep(answer.delayMs);
     response.writeHead(answer.status, { ...answer.headers });
     response.end(answer.body ?? '');
+    received.bytesSent = Buffer.byteLength(answer.body ?? '');
   }
 
   const { server, url } = await listen((request, response) => void handle(request, response));
+  server.on('connection', (socket: Socket) => {
+    accepted += 1;
+    const id = accepted;
+    connectionIds.set(socket, id);
+    open.add(id);
+    socket.once('close', () => open.delete(id));
+  });
   return {
     url,
     hostPort: new URL(url).host,
     requests,
+    connections: () => accepted - acceptedAtReset,
+    isOpen: (connection) => open.has(connection),
     answer(next) {
       script = typeof next === 'function' ? next : () => next;
     },
     reset() {
       requests.length = 0;
+      acceptedAtReset = accepted;
       script = () => UNSCRIPTED;
     },
     close: () => stop(server),
+  };
+}
+
+/** A TCP server that accepts connections and never sends a byte. */
+export type SilentServer = {
+  /** an `https://` origin on it: a TLS handshake there never completes, so connecting times out */
+  httpsUrl: string;
+  /** connections accepted so far */
+  connections(): number;
+  close(): Promise<void>;
+};
+
+/**
+ * Starts a {@link SilentServer} on 127.0.0.1, port 0. On loopback the kernel completes every TCP
+ * handshake at once, so a plain connection cannot be made to time out without traffic off the
+ * machine; a TLS handshake that is never answered is the connect phase that hangs instead.
+ */
+export async function startSilentServer(): Promise<SilentServer> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createTcpServer((socket) => {
+    accepted += 1;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    httpsUrl: `https://127.0.0.1:${port}`,
+    connections: () => accepted,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -119,9 +226,11 @@ export type ServedGateway = {
 /**
  * Builds a gateway whose pet store is `${upstreams.petstore}/api/v3` and whose plant area is
  * `upstreams.plants` (origins, such as a scripted upstream's `url`), and serves it.
+ * Retries are off unless `overrides` turn them on, so that a test sees exactly the one request
+ * a call makes; `test/resilience.test.ts` specifies retries.
  */
 export async function serveGateway(upstreams: { petstore: string; plants: string }, overrides: Partial<GatewayConfig> = {}): Promise<ServedGateway> {
-  const gateway: Gateway = createGateway(testConfig({ petstoreUrl: `${upstreams.petstore}/api/v3`, plantsUrl: upstreams.plants, ...overrides }));
+  const gateway: Gateway = createGateway(testConfig({ petstoreUrl: `${upstreams.petstore}/api/v3`, plantsUrl: upstreams.plants, upstreamRetries: 0, ...overrides }));
   const { server, url } = await listen(gateway.yoga);
   const endpoint = `${url}/graphql`;
   return {

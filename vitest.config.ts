@@ -3,6 +3,20 @@ import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
+/** Tests that run through the gateway against an upstream: run against both kinds of upstream. */
+const INTEGRATION = [
+  'test/pets.test.ts',
+  'test/pet-mutations.test.ts',
+  'test/uploads.test.ts',
+  'test/orders.test.ts',
+  'test/inventory.test.ts',
+  'test/users.test.ts',
+  'test/plants.test.ts',
+  'test/deletes.test.ts',
+  'test/federation.test.ts',
+  'test/supergraph.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // graphql 16 ships CJS (`main`) and ESM (`module`) builds. Node loads the CJS one for yoga and
@@ -11,8 +25,11 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 15_000,
     hookTimeout: 15_000,
+    projects: [
+      { extends: true, test: { name: 'emulator', include: ['test/**/*.test.ts'], provide: { upstream: 'emulator' } } },
+      { extends: true, test: { name: 'reference', include: INTEGRATION, provide: { upstream: 'reference' } } },
+    ],
   },
 });

@@ -122,7 +122,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `DELETE /pet/{petId}` (bearer, as its security declares; the optional `api_key` header parameter is not sent). */
     async deletePet(credentials: Credentials, id: string): Promise<void> {
-      await send({ operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}` }, 'bearer', credentials);
+      await send({ operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}`, ignoreBody: true }, 'bearer', credentials);
     },
 
     /**
@@ -170,7 +170,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `DELETE /store/order/{orderId}` (no credential). */
     async deleteOrder(id: string): Promise<void> {
-      await send({ operation: 'deleteOrder', method: 'DELETE', path: path`/store/order/${id}` });
+      await send({ operation: 'deleteOrder', method: 'DELETE', path: path`/store/order/${id}`, ignoreBody: true });
     },
 
     /** `POST /user` (no credential). */
@@ -209,7 +209,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `DELETE /user/{username}` (no credential). */
     async deleteUser(username: string): Promise<void> {
-      await send({ operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}` });
+      await send({ operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}`, ignoreBody: true });
     },
   };
 }

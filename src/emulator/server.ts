@@ -5,36 +5,16 @@
  * request is checked against the area's OpenAPI document (its credential,
  * parameters and body) before an operation answers it.
  */
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+export type { RecordedRequest } from './recording-server.js';
 import { loadContracts, type Area, type AreaContract, type OperationContract } from './contract.js';
 import { apiError, HttpError, jsonReply } from './http.js';
 import type { Operation, Reply, Route } from './http.js';
 import { petstoreRoutes } from './petstore.js';
 import { plantRoutes } from './plants.js';
+import { startRecordingServer, type RecordedRequest } from './recording-server.js';
 import { Store } from './store.js';
 import { toJson } from './wire.js';
 
-export type RecordedRequest = {
-  method: string;
-  /** URL path without query, as sent (still percent-encoded), e.g. '/api/v3/pet/1' or '/plants'. */
-  path: string;
-  /** Raw query string without '?', '' if none. */
-  query: string;
-  /** Lower-cased header names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  /** The request's Content-Type header. */
-  contentType: string | undefined;
-  /** Full body decoded as UTF-8 ('' if none); set once the body has been read completely. */
-  body: string;
-  /** The body's exact bytes (uploads are binary); set with `body`. */
-  rawBody: Buffer;
-  /** Updated as body chunks arrive, so a test can watch a streamed upload in progress. */
-  bytesReceived: number;
-  /** True once the whole body has arrived. */
-  complete: boolean;
-};
 
 export type EmulatorOptions = {
   /**
@@ -124,16 +104,6 @@ function bindContracts(contracts: Record<Area, AreaContract>): Map<Route, Partia
   return bound;
 }
 
-/** Header names lower-cased, with repeated headers joined the way HTTP allows. */
-function collectHeaders(rawHeaders: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
-    const name = (rawHeaders[index] ?? '').toLowerCase();
-    const value = rawHeaders[index + 1] ?? '';
-    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
-  }
-  return headers;
-}
 
 function errorReply(error: HttpError): Reply {
   const reply = jsonReply(toJson(error.payload), error.status);
@@ -189,44 +159,8 @@ function dispatch(record: RecordedRequest, body: Buffer, store: Store, bound: Ma
   }
 }
 
-/**
- * Reads the body chunk by chunk, updating the record as bytes arrive.
- * Rejects when the client goes away before the end.
- */
-function readBody(request: IncomingMessage, record: RecordedRequest): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      record.bytesReceived += chunk.length;
-    });
-    request.once('end', () => {
-      const body = Buffer.concat(chunks);
-      record.body = body.toString('utf8');
-      record.rawBody = body;
-      record.complete = true;
-      resolve(body);
-    });
-    request.once('error', reject);
-    request.once('close', () => {
-      if (!record.complete) reject(new Error('request aborted'));
-    });
-  });
-}
 
-function writeReply(response: ServerResponse, reply: Reply): void {
-  if (response.destroyed || response.headersSent) return;
-  const body = reply.body ?? '';
-  response.writeHead(reply.status, { ...reply.headers, 'content-length': String(Buffer.byteLength(body)) });
-  response.end(body);
-}
 
-/** The host part of a URL: unspecified addresses become loopback, IPv6 gets brackets. */
-function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
-  if (host === '::') return '[::1]';
-  return host.includes(':') ? `[${host}]` : host;
-}
 
 /**
  * Starts the emulator of both REST areas on a real HTTP port, seeded like
@@ -236,97 +170,15 @@ function urlHost(host: string): string {
  * @returns the running emulator with its base URLs, the request log and controls.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const host = options.host ?? '127.0.0.1';
-  const latencyMs = options.latencyMs ?? 0;
-  const recordRequests = options.recordRequests ?? true;
   const bound = bindContracts(await loadContracts());
   const store = new Store();
-  const requests: RecordedRequest[] = [];
-  let inFlight = 0;
-  let maxInFlight = 0;
-
-  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = request.url ?? '/';
-    const queryStart = url.indexOf('?');
-    const headers = collectHeaders(request.rawHeaders);
-    const record: RecordedRequest = {
-      method: request.method ?? 'GET',
-      path: queryStart === -1 ? url : url.slice(0, queryStart),
-      query: queryStart === -1 ? '' : url.slice(queryStart + 1),
-      headers,
-      contentType: headers['content-type'],
-      body: '',
-      rawBody: Buffer.alloc(0),
-      bytesReceived: 0,
-      complete: false,
-    };
-    if (recordRequests) requests.push(record);
-    inFlight += 1;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    try {
-      let body: Buffer;
-      try {
-        body = await readBody(request, record);
-      } catch {
-        // The client is gone; there is nobody to answer.
-        return;
-      }
-      if (latencyMs > 0) await sleep(latencyMs);
-      writeReply(response, dispatch(record, body, store, bound));
-    } finally {
-      inFlight -= 1;
-    }
-  }
-
-  const server = createServer((request, response) => {
-    serve(request, response).catch((error: unknown) => {
-      console.error('emulator: failed to answer', error);
-      if (!response.headersSent) writeReply(response, errorReply(apiError(500, 'There was an error processing your request.')));
-      else response.destroy();
-    });
+  const server = await startRecordingServer({
+    name: 'emulator',
+    ...options,
+    answer: (record, body) => dispatch(record, body, store, bound),
+    fallback: () => errorReply(apiError(500, 'There was an error processing your request.')),
+    reset: () => store.reset(),
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  // Errors after start (e.g. a reset socket) must never crash the process hosting the emulator.
-  server.on('error', (error) => console.error('emulator: server error', error));
-
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('emulator: expected a TCP address');
-  const origin = `http://${urlHost(host)}:${address.port}`;
-  let closing: Promise<void> | undefined;
-
-  return {
-    petstoreUrl: `${origin}${PETSTORE_PREFIX}`,
-    plantsUrl: origin,
-    requests,
-    get maxInFlight() {
-      return maxInFlight;
-    },
-    set maxInFlight(value: number) {
-      maxInFlight = value;
-    },
-    clearRequests() {
-      // Emptied in place so that callers holding the array see the change.
-      requests.length = 0;
-      maxInFlight = inFlight;
-    },
-    reset() {
-      store.reset();
-      maxInFlight = inFlight;
-    },
-    close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)));
-        // server.close() alone waits for idle keep-alive sockets to time out.
-        server.closeAllConnections();
-      });
-      return closing;
-    },
-  };
+  // Assigned onto the server itself: a spread would freeze its live `maxInFlight` getter.
+  return Object.assign(server, { petstoreUrl: `${server.origin}${PETSTORE_PREFIX}`, plantsUrl: server.origin });
 }

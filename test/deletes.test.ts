@@ -2,19 +2,11 @@
  * deletePet, deleteOrder and deleteUser: the DELETE calls the reference server serves, with the
  * credentials its OpenAPI document declares (bearer for pets, none for orders and users).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, BEARER, received, startStack, type Stack } from './helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { ALL_CREDENTIALS, BEARER, received, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS } from './helpers/upstream.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('deletePet', () => {
   it('sends DELETE /pet/{petId} with the bearer token only, and the pet is gone', async () => {

@@ -4,9 +4,9 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../src/emulator/server.js';
-import { ALL_CREDENTIALS, API_KEY, startStack, summary, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, startStack, summary, useStack } from './helpers/stack.js';
 
 const ENTITIES = `query ($representations: [_Any!]!) {
   _entities(representations: $representations) {
@@ -17,15 +17,7 @@ const ENTITIES = `query ($representations: [_Any!]!) {
   }
 }`;
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('_service', () => {
   it('answers the subgraph SDL with the federation link and the entity keys', async () => {

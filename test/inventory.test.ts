@@ -2,22 +2,14 @@
  * Inventory through the gateway against the emulator: quantities by order status, sorted, and
  * the api_key that GET /store/inventory needs (and nothing else).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, API_KEY, BEARER, received, type Stack, startStack } from './helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { ALL_CREDENTIALS, API_KEY, BEARER, received, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS } from './helpers/upstream.js';
 
 
 const INVENTORY = '{ inventory { entries { status quantity } } }';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('inventory', () => {
   it('lists the quantity of the seeded orders by status, sorted by status', async () => {

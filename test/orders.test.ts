@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, API_KEY, received, type Stack, startStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, received, type Stack, startStack, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 
@@ -13,15 +13,7 @@ const MAX_INT64 = '9223372036854775807';
 
 const PLACE_ORDER = 'mutation ($input: OrderInput!) { placeOrder(input: $input) { id petId quantity shipDate status complete } }';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('order(id)', () => {
   it('returns the order with its ship date as an ISO UTC DateTime', async () => {

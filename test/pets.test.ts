@@ -2,20 +2,12 @@
  * Pet queries through the gateway against the emulator: results, the upstream calls they make,
  * which credential each call carries, batching and int64 ids.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../src/emulator/server.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, summary, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS } from './helpers/upstream.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('pet(id)', () => {
   it('returns the pet with its category, tags and status', async () => {

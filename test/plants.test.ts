@@ -3,23 +3,15 @@
  * exact), the bearer token it needs (and the api_key it must not get), and the area's own
  * `{error, message}` failure record.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, API_KEY, BEARER, received, type Stack, startStack } from './helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { ALL_CREDENTIALS, API_KEY, BEARER, received, useStack } from './helpers/stack.js';
 import { UPSTREAM } from './helpers/upstream.js';
 
 
 const MAX_INT64 = '9223372036854775807';
 const CREATE_PLANT = 'mutation ($input: NewPlantInput!) { createPlant(input: $input) { name tag } }';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('createPlant', () => {
   it('returns the created plant', async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, received, type Stack, startStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, received, type Stack, startStack, useStack } from './helpers/stack.js';
 import { UPSTREAM } from './helpers/upstream.js';
 
 
@@ -29,15 +29,7 @@ const NO_CREDENTIAL = { authorization: undefined, apiKey: undefined };
  */
 const PUT_USER_ANSWERS_THE_USER = UPSTREAM === 'reference';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => {
-  stack.emulator.reset();
-  stack.upstream();
-});
+const stack = useStack();
 
 describe('user(username)', () => {
   it('returns the user, without its password', async () => {

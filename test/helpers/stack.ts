@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
 import { createGateway, type GatewayConfig } from '../../src/gateway.js';
@@ -100,4 +101,35 @@ export function summary(request: RecordedRequest) {
 /** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
 export function received(stack: Stack) {
   return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));
+}
+
+/**
+ * A stack for the enclosing file or `describe`: started before its tests, stopped after them,
+ * and before each test the upstream's data reseeded and its request log emptied.
+ */
+export function useStack(overrides: Partial<GatewayConfig> = {}): Stack {
+  let started: Stack | undefined;
+  const current = (): Stack => {
+    if (!started) throw new Error('useStack: the stack is only there inside tests');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startStack(overrides);
+  });
+  afterAll(() => started?.close());
+  beforeEach(() => {
+    current().emulator.reset();
+    current().upstream();
+  });
+  return {
+    get url() {
+      return current().url;
+    },
+    get emulator() {
+      return current().emulator;
+    },
+    gql: (query, variables, headers) => current().gql(query, variables, headers),
+    upstream: () => current().upstream(),
+    close: () => current().close(),
+  };
 }

@@ -77,7 +77,8 @@ export function maskError(error: unknown, message: string): Error {
       },
     });
   }
-  if (error instanceof GraphQLError && error.extensions['originalError'] !== undefined) {
+  // graphql-jit's variable errors are GraphQLErrors without `extensions`, whatever the type says.
+  if (error instanceof GraphQLError && error.extensions?.['originalError'] !== undefined) {
     // yoga attaches the parser's own message (which quotes the request body) to some request
     // errors; the code and message say enough.
     const { originalError: _dropped, ...extensions } = error.extensions;

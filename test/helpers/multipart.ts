@@ -94,6 +94,8 @@ export function openMultipart(url: string, options: SendOptions = {}): OpenReque
       headers: {
         'content-type': MULTIPART_CONTENT_TYPE,
         accept: 'application/graphql-response+json, application/json',
+        // A multipart body is what an HTML form can send cross-site: CSRF prevention wants this header.
+        'x-graphql-csrf': '1',
         ...(options.contentLength !== undefined ? { 'content-length': String(options.contentLength) } : {}),
         ...options.headers,
       },

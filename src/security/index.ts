@@ -1,0 +1,132 @@
+/**
+ * The gateway's protections, assembled from the configuration: what yoga is given as options
+ * and plugins, the list-argument bound on the schema, and the upstream call budget of each
+ * operation. Each protection lives in its own module; this one only wires them.
+ */
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { GraphQLSchema } from 'graphql';
+import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import type { Config } from '../config.js';
+import { checkRepresentations } from './entities.js';
+import { refused } from './errors.js';
+import { UpstreamCallBudget } from './fan-out.js';
+import { limitListArguments } from './list-arguments.js';
+import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
+import { useRateLimit } from './rate-limit.js';
+import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
+import { useRequestBodyLimits } from './request-body.js';
+import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
+
+/** The settings the protections read. */
+export type SecurityConfig = Pick<
+  Config,
+  | 'requestMaxBytes'
+  | 'uploadMaxBytes'
+  | 'batchMaxOperations'
+  | 'queryMaxDepth'
+  | 'queryMaxAliases'
+  | 'queryMaxTokens'
+  | 'queryMaxDirectives'
+  | 'queryMaxCost'
+  | 'listArgumentMaxItems'
+  | 'upstreamMaxCallsPerOperation'
+  | 'rateLimitPerMinute'
+  | 'rateLimitAddressPerMinute'
+  | 'trustProxyHops'
+  | 'csrfPrevention'
+  | 'corsOrigins'
+  | 'introspection'
+  | 'graphiql'
+  | 'trustedDocuments'
+>;
+
+/**
+ * Headers that mark a request as sent by a script rather than by a plain HTML form or link (which
+ * a browser sends cross-site without asking): ours, and the ones common clients already send.
+ */
+export const CSRF_HEADERS = ['x-graphql-csrf', 'x-graphql-yoga-csrf', 'graphql-preflight', 'apollo-require-preflight', 'x-apollo-operation-name'];
+
+/** Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all). */
+const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'authorization', 'api_key', ...CSRF_HEADERS];
+
+type CorsOptions = YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors'];
+
+/** No CORS headers at all unless origins are configured: only pages of the gateway's own origin can read its answers. */
+function corsOptions(origins: readonly string[] | undefined): CorsOptions {
+  if (origins === undefined) return false;
+  const any = origins.includes('*');
+  return { origin: [...origins], credentials: !any, methods: ['GET', 'POST'], allowedHeaders: CORS_ALLOWED_HEADERS, maxAge: 600 };
+}
+
+/**
+ * yoga's CSRF prevention, with a stable code: a GET, or a POST with a content type an HTML form
+ * can send (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`), must carry
+ * one of {@link CSRF_HEADERS}. A JSON POST needs none: browsers ask the server first (preflight).
+ */
+function useCsrfPrevention(): Plugin {
+  const library = useCSRFPrevention({ requestHeaders: CSRF_HEADERS });
+  return {
+    onRequestParse(payload) {
+      // Other methods are refused by yoga anyway (405); an OPTIONS preflight is CORS's business.
+      if (payload.request.method !== 'GET' && payload.request.method !== 'POST') return undefined;
+      try {
+        return library.onRequestParse?.(payload);
+      } catch {
+        throw refused(
+          'CSRF_HEADER_REQUIRED',
+          'This request could have been sent by another site: send it as application/json, or add the header x-graphql-csrf: 1 (GET requests and uploads need the header)',
+          403,
+        );
+      }
+    },
+  };
+}
+
+/** The protections of one gateway. */
+export type Security = {
+  /** yoga options: CORS, GraphiQL, batching; its body limit is replaced by {@link Security.plugins}' */
+  yogaOptions: Pick<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>, 'cors' | 'graphiql' | 'batching' | 'maxRequestBodySize'>;
+  /** yoga plugins, to come after the streaming uploads plugin (the body limit wraps its parser) */
+  plugins: Plugin[];
+  /** applies the list-argument bound and the check of federation representations to the schema */
+  schema(schema: GraphQLSchema): GraphQLSchema;
+  /** a fresh upstream call budget, for one operation */
+  budget(): UpstreamCallBudget;
+};
+
+/**
+ * Builds the protections. Reads the trusted documents manifest when one is configured.
+ * @throws ConfigError when the manifest cannot be used
+ */
+export function createSecurity(config: SecurityConfig, uploads: { maxFiles: number }): Security {
+  const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
+  const plugins: Plugin[] = [
+    // First: a refused client costs no parsing.
+    useRateLimit({ perMinute: config.rateLimitPerMinute, perAddressPerMinute: config.rateLimitAddressPerMinute, trustProxyHops: config.trustProxyHops }),
+    ...(config.csrfPrevention ? [useCsrfPrevention()] : []),
+    useRequestBodyLimits({ maxBytes: config.requestMaxBytes, maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes }),
+    ...(trusted ? [useTrustedDocuments(trusted)] : []),
+    useQueryLimits({
+      maxDepth: config.queryMaxDepth,
+      maxAliases: config.queryMaxAliases,
+      maxTokens: config.queryMaxTokens,
+      maxDirectives: config.queryMaxDirectives,
+      maxCost: config.queryMaxCost,
+      introspection: config.introspection,
+    }),
+    ...(config.introspection ? [] : [useDisableIntrospection()]),
+    useVariableErrorCode(),
+    useSecretRedaction(),
+  ];
+  return {
+    yogaOptions: {
+      cors: corsOptions(config.corsOrigins),
+      graphiql: config.graphiql,
+      batching: config.batchMaxOperations > 0 ? { limit: config.batchMaxOperations } : false,
+      maxRequestBodySize: false,
+    },
+    plugins,
+    schema: (schema) => checkRepresentations(limitListArguments(schema, config.listArgumentMaxItems)),
+    budget: () => new UpstreamCallBudget(config.upstreamMaxCallsPerOperation),
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Limits on the shape of an operation, checked before anything runs: depth, aliases, tokens,
+ * directives and an estimated cost (graphql-armor's rules), and introspection when it is off.
+ * A refused operation gets one error with a stable code and HTTP 400; no resolver runs, so the
+ * upstreams receive nothing.
+ */
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { getNamedType, GraphQLError, isIntrospectionType, type ValidationRule } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { refused, type SecurityErrorCode } from './errors.js';
+
+/** The limits on one operation. */
+export type QueryLimits = {
+  /** deepest nesting of fields (inline fragments and fragment spreads count as a level). @default 10 */
+  maxDepth: number;
+  /** most aliases in an operation (`__typename` aliases are free). @default 50 */
+  maxAliases: number;
+  /** most lexical tokens in a document (names, punctuation, values). @default 2000 */
+  maxTokens: number;
+  /** most directives in an operation. @default 20 */
+  maxDirectives: number;
+  /** highest estimated cost: 1 per scalar, 2 per object, children weighted 1.5× per level. @default 1000 */
+  maxCost: number;
+  /** whether `__schema`, `__type` and `_service` may be asked for. @default true, false when NODE_ENV=production */
+  introspection: boolean;
+};
+
+/** What armor calls when a limit is exceeded (its types package is not a direct dependency). */
+type RejectCallback = NonNullable<NonNullable<NonNullable<Parameters<typeof EnvelopArmorPlugin>[0]>['maxDepth']>['onReject']>[number];
+
+/** armor's messages start with "Syntax Error: " although nothing is wrong with the syntax. */
+function plainMessage(error: GraphQLError): string {
+  return error.message.replace(/^Syntax Error: /, '');
+}
+
+/** Reports a validation rule's rejection as one validation error with our code (yoga sends it with 400). */
+function report(code: SecurityErrorCode): RejectCallback {
+  return (context, error) => context?.reportError(new GraphQLError(plainMessage(error), { extensions: { code } }));
+}
+
+/**
+ * The graphql-armor plugin with the gateway's limits. Rejections are reported as validation
+ * errors (not thrown), so they reach the caller as a 400 with a code; the token limit, which
+ * is checked while parsing, throws its own coded error.
+ */
+export function useQueryLimits(limits: QueryLimits): Plugin {
+  const validation = { propagateOnRejection: false, exposeLimits: true } as const;
+  return EnvelopArmorPlugin({
+    maxDepth: { ...validation, n: limits.maxDepth, onReject: [report('QUERY_TOO_DEEP')] },
+    maxAliases: { ...validation, n: limits.maxAliases, onReject: [report('TOO_MANY_ALIASES')] },
+    maxDirectives: { ...validation, n: limits.maxDirectives, onReject: [report('TOO_MANY_DIRECTIVES')] },
+    costLimit: { ...validation, maxCost: limits.maxCost, onReject: [report('QUERY_TOO_COSTLY')] },
+    maxTokens: {
+      n: limits.maxTokens,
+      exposeLimits: true,
+      // The parser calls this with no validation context: throwing is how a parse is refused.
+      onReject: [
+        (_, error) => {
+          throw refused('TOO_MANY_TOKENS', plainMessage(error), 400);
+        },
+      ],
+    },
+    // "Did you mean …?" in validation messages spells out the schema: hidden when introspection is.
+    blockFieldSuggestion: { enabled: !limits.introspection },
+  });
+}
+
+/**
+ * Refuses `__schema` and `__type` (GraphQL introspection) and `_service` (the federation SDL,
+ * which is the same schema in another form). `__typename` stays allowed: clients need it.
+ */
+const noIntrospection: ValidationRule = (context) => ({
+  Field(node) {
+    const type = getNamedType(context.getType());
+    const isServiceSdl = node.name.value === '_service' && context.getParentType() === context.getSchema().getQueryType();
+    if ((type && isIntrospectionType(type)) || isServiceSdl) {
+      context.reportError(new GraphQLError(`Introspection is disabled: "${node.name.value}" cannot be queried.`, { nodes: node, extensions: { code: 'INTROSPECTION_DISABLED' } }));
+      // One error per introspection field, not one for each field below it.
+      return false;
+    }
+    return undefined;
+  },
+});
+
+/** Adds the introspection ban to validation. */
+export function useDisableIntrospection(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(noIntrospection);
+    },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Rate limiting per client, with token buckets. A client is its credential when it sends one
+ * (a hash of it: the secret itself is never kept) and its address otherwise; every request also
+ * counts against its address, with a higher limit, because the gateway does not verify
+ * credentials (the upstreams do) and a caller could otherwise invent a new one per request.
+ *
+ * The buckets live behind {@link RateLimitStore}; the in-memory store serves one process. With
+ * several gateway processes, a shared store (Redis, for example) implements the same `take`.
+ */
+import { createHash } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
+import type { Plugin } from 'graphql-yoga';
+import { readCredentials } from '../credentials.js';
+import { refused } from './errors.js';
+
+/** A bucket's size and refill: `capacity` tokens, refilled evenly over a minute. */
+export type BucketRule = {
+  /** requests per minute, which is also the largest burst */
+  perMinute: number;
+};
+
+/** The outcome of taking a token. */
+export type Take = {
+  allowed: boolean;
+  /** when refused: milliseconds until a token is there again */
+  retryAfterMs: number;
+};
+
+/**
+ * Where the buckets live. `take` removes one token from the bucket `key` (creating it full) if
+ * there is one. It may be asynchronous, for a store shared by several processes.
+ */
+export type RateLimitStore = {
+  take(key: string, rule: BucketRule, now: number): Take | Promise<Take>;
+};
+
+type Bucket = { tokens: number; updatedAt: number };
+
+/**
+ * The in-memory store: a token bucket per key. Its memory is bounded: when it holds `maxKeys`
+ * buckets, the ones that have refilled (and so mean nothing) are dropped, then the oldest.
+ */
+export function createMemoryRateLimitStore(options: { maxKeys?: number } = {}): RateLimitStore {
+  const maxKeys = options.maxKeys ?? 100_000;
+  const buckets = new Map<string, Bucket & { perMinute: number }>();
+
+  const refill = (bucket: Bucket & { perMinute: number }, now: number) =>
+    Math.min(bucket.perMinute, bucket.tokens + ((now - bucket.updatedAt) * bucket.perMinute) / 60_000);
+
+  function makeRoom(now: number) {
+    for (const [key, bucket] of buckets) if (refill(bucket, now) >= bucket.perMinute) buckets.delete(key);
+    // Still full of active clients: drop the least recently created (Map keeps insertion order).
+    for (const key of buckets.keys()) {
+      if (buckets.size < maxKeys) break;
+      buckets.delete(key);
+    }
+  }
+
+  return {
+    take(key, rule, now) {
+      let bucket = buckets.get(key);
+      if (!bucket) {
+        if (buckets.size >= maxKeys) makeRoom(now);
+        bucket = { tokens: rule.perMinute, updatedAt: now, perMinute: rule.perMinute };
+        buckets.set(key, bucket);
+      }
+      bucket.tokens = refill(bucket, now);
+      bucket.updatedAt = now;
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
+        return { allowed: true, retryAfterMs: 0 };
+      }
+      return { allowed: false, retryAfterMs: Math.ceil(((1 - bucket.tokens) * 60_000) / rule.perMinute) };
+    },
+  };
+}
+
+/** Rate limits; 0 turns one off. */
+export type RateLimits = {
+  /** requests per minute of one client (its credential, or its address without one). @default 600 */
+  perMinute: number;
+  /** requests per minute from one address, whatever credentials they carry. @default 6000 */
+  perAddressPerMinute: number;
+  /** proxies in front of the gateway whose X-Forwarded-For entries are trusted. @default 0 */
+  trustProxyHops: number;
+  /** where the buckets live. @default an in-memory store */
+  store?: RateLimitStore;
+  /** the clock, in milliseconds. @default Date.now */
+  now?: () => number;
+};
+
+/**
+ * The caller's address: the connection's peer, or with `hops` trusted proxies in front, the
+ * X-Forwarded-For entry that the outermost trusted proxy added (entries further left are the
+ * client's to invent).
+ */
+export function clientAddress(request: Request, serverContext: object, hops: number): string {
+  const incoming: unknown = Reflect.get(serverContext, 'req');
+  const peer = incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
+  if (hops === 0) return peer;
+  const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const chain = [...forwarded, peer];
+  return chain[Math.max(0, chain.length - 1 - hops)] ?? peer;
+}
+
+/** The key of a caller's credential: a hash, so that no secret is kept in memory or sent to a shared store. */
+function credentialKey(headers: Headers): string | undefined {
+  const { bearer, apiKey } = readCredentials(headers);
+  if (bearer === undefined && apiKey === undefined) return undefined;
+  return createHash('sha256')
+    .update(`${bearer ?? ''}\n${apiKey ?? ''}`)
+    .digest('base64url');
+}
+
+/**
+ * The yoga plugin: each GraphQL request takes a token from its client's bucket and from its
+ * address's; without one it is refused with 429, RATE_LIMITED and a Retry-After in seconds.
+ * It runs before the body is read, so a refused request costs almost nothing.
+ */
+export function useRateLimit(limits: RateLimits): Plugin {
+  const store = limits.store ?? createMemoryRateLimitStore();
+  const now = limits.now ?? Date.now;
+  return {
+    async onRequestParse({ request, serverContext }) {
+      const address = clientAddress(request, serverContext, limits.trustProxyHops);
+      const credential = credentialKey(request.headers);
+      const checks: [key: string, perMinute: number][] = [];
+      if (limits.perMinute > 0) checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
+      if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
+      const at = now();
+      for (const [key, perMinute] of checks) {
+        const { allowed, retryAfterMs } = await store.take(key, { perMinute }, at);
+        if (!allowed) {
+          const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+          throw refused('RATE_LIMITED', `Too many requests: at most ${perMinute} per minute; retry in ${seconds} s`, 429, { 'Retry-After': String(seconds) });
+        }
+      }
+    },
+  };
+}

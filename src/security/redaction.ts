@@ -1,0 +1,81 @@
+/**
+ * The last pass over the errors a response carries.
+ * - Credential hygiene: every message is cleared of the request's secrets (its bearer token, its
+ *   api_key, and any password, or other field named like a secret, it sent). The gateway builds its own errors without them; this
+ *   catches the messages it does not write, such as GraphQL's
+ *   "Variable "$input" got invalid value { password: … }", which quotes the value it refused.
+ * - That same kind of error, the one request error GraphQL sends without a code, gets one.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
+import { readCredentials } from '../credentials.js';
+import { REDACTED, secretValues } from '../logger.js';
+
+/** Replaces every secret in `text`. */
+function redact(text: string, secrets: readonly string[]): string {
+  return secrets.reduce((result, secret) => (secret === '' ? result : result.split(secret).join(REDACTED)), text);
+}
+
+function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
+  const message = redact(error.message, secrets);
+  if (message === error.message) return error;
+  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: error.extensions });
+}
+
+type Result = { errors?: readonly GraphQLError[] };
+
+function isResult(value: unknown): value is Result {
+  return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
+}
+
+/** Applies `change` to every error of a result or a batch of results (a stream is left alone). */
+function mapErrors<R>(result: R, change: (error: GraphQLError) => GraphQLError): R {
+  const one = (value: unknown) => (isResult(value) && value.errors ? { ...value, errors: value.errors.map(change) } : value);
+  if (Array.isArray(result)) return result.map(one) as R;
+  return one(result) as R;
+}
+
+/**
+ * The yoga plugin that clears the request's secrets from every error of the response, request
+ * errors included. (The log does the same for its lines: `src/logger.ts`.)
+ */
+export function useSecretRedaction(): Plugin {
+  // Passwords (and other fields named like a secret) the request sent, in its variables or its document.
+  const secretsSent = new WeakMap<Request, string[]>();
+  const secretsOf = (request: Request): string[] => {
+    const { bearer, apiKey } = readCredentials(request.headers);
+    // Credentials shorter than 4 characters are left alone, as the upstream client does: redacting
+    // "a" would garble every message. Passwords are redacted whatever their length.
+    const credentials = [request.headers.get('authorization'), bearer, request.headers.get('api_key'), apiKey].filter((value): value is string => (value?.length ?? 0) >= 4);
+    // Longest first, so that a token inside its "Bearer …" header is not redacted by halves.
+    return [...credentials, ...(secretsSent.get(request) ?? [])].sort((a, b) => b.length - a.length);
+  };
+  return {
+    onParams({ request, params }) {
+      const found = secretValues(params.variables, params.query);
+      if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
+    },
+    onResultProcess({ request, result, setResult }) {
+      const secrets = secretsOf(request);
+      setResult(mapErrors(result, (error) => redactError(error, secrets)));
+    },
+  };
+}
+
+/**
+ * GraphQL's refusal of a variable's value ("Variable "$id" got invalid value …") is the one
+ * request error that comes without a code; it gets BAD_USER_INPUT like every other bad argument,
+ * and HTTP 400 whichever executor (graphql-js, graphql-jit) produced it: nothing ran.
+ */
+export function useVariableErrorCode(): Plugin {
+  const coded = (error: GraphQLError) =>
+    // graphql-jit's variable errors have no `extensions` at all.
+    error.extensions?.['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
+      ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })
+      : error;
+  return {
+    onResultProcess({ result, setResult }) {
+      setResult(mapErrors(result, coded));
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Reading requests: their content type, size and encoding. yoga's own `maxRequestBodySize` applies one limit to
+ * every body, uploads included; here an operation sent as JSON (or any other non-multipart
+ * body) has a small limit and must be UTF-8, while a multipart upload may be as large as the
+ * files it is allowed to carry, and is counted while it streams.
+ */
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { refused } from './errors.js';
+
+/** Limits on request bodies, in bytes. */
+export type BodyLimits = {
+  /** largest body of a request that is not a multipart upload. @default 1048576 */
+  maxBytes: number;
+  /** largest multipart body: the files it may carry, plus `maxBytes` for its other parts */
+  maxMultipartBytes: number;
+};
+
+const CONTENT_LENGTH = /^\d+$/;
+
+function tooLarge(limit: number) {
+  return refused('REQUEST_ENTITY_TOO_LARGE', `The request body is larger than ${limit} bytes`, 413);
+}
+
+/**
+ * Reads a whole body, refusing it once it passes `limit` (without reading on) and when it is not
+ * UTF-8: GraphQL over HTTP bodies are UTF-8, and a decoder that silently replaces bad bytes
+ * would let two different byte strings mean the same operation.
+ */
+async function readText(body: ReadableStream<Uint8Array>, limit: number): Promise<string> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size));
+  } catch {
+    throw refused('BAD_REQUEST', 'The request body is not valid UTF-8', 400);
+  }
+}
+
+/** A stream that passes `body` on and fails, and stops reading, once more than `limit` bytes have passed. */
+function counted(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let size = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      size += value.byteLength;
+      if (size > limit) {
+        controller.error(tooLarge(limit));
+        await reader.cancel();
+        return;
+      }
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** A parser's own failure that is not a coded GraphQL error (`variables=notjson` in a GET URL) is the request's fault. */
+async function unreadable<T>(parse: () => T | Promise<T>): Promise<T> {
+  try {
+    return await parse();
+  } catch (error) {
+    if (error instanceof GraphQLError) throw error;
+    throw refused('BAD_REQUEST', 'The request could not be read: its variables or extensions are not valid JSON', 400);
+  }
+}
+
+/**
+ * The yoga plugin; it must come after every plugin that sets a request parser (the streaming
+ * uploads), so that it wraps the parser that will run. A POST whose content type no parser
+ * takes is refused with 415 and a code (yoga would send an empty 415); a declared
+ * Content-Length over the limit is refused before a byte is read; whatever a parser fails on
+ * without saying why is a 400.
+ */
+export function useRequestBodyLimits(limits: BodyLimits): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      if (request.method !== 'GET' && request.method !== 'POST') return;
+      if (!requestParser) {
+        if (request.method !== 'POST') return;
+        throw refused('UNSUPPORTED_MEDIA_TYPE', 'Send the operation as application/json (or as multipart/form-data with files)', 415);
+      }
+      const parse = requestParser;
+      if (request.method === 'GET') {
+        setRequestParser((incoming) => unreadable(() => parse(incoming)));
+        return;
+      }
+      const multipart = /^multipart\/form-data\b/i.test(request.headers.get('content-type') ?? '');
+      const limit = multipart ? limits.maxMultipartBytes : limits.maxBytes;
+      const declared = request.headers.get('content-length');
+      if (declared !== null && !CONTENT_LENGTH.test(declared)) throw refused('BAD_REQUEST', 'The Content-Length header is invalid', 400);
+      if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+      setRequestParser(async (incoming) => {
+        const body = incoming.body;
+        if (!body) return unreadable(() => parse(incoming));
+        const init = { method: incoming.method, headers: incoming.headers, signal: incoming.signal };
+        if (multipart) {
+          // A streamed request body needs `duplex: 'half'`, which the RequestInit type does not know yet.
+          const streamed = { ...init, body: counted(body, limit), duplex: 'half' };
+          return parse(new fetchAPI.Request(incoming.url, streamed));
+        }
+        const text = await readText(body, limit);
+        return unreadable(() => parse(new fetchAPI.Request(incoming.url, { ...init, body: text })));
+      });
+    },
+  };
+}

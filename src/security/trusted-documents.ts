@@ -1,0 +1,60 @@
+/**
+ * Trusted documents (persisted operations), an opt-in mode: with TRUSTED_DOCUMENTS set to a
+ * manifest file, only the documents in it run, each named by its hash. A client sends
+ * `{"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "<hash>"}}, "variables": …}`
+ * (the format Apollo Client, Relay and GraphQL Code Generator's persisted documents use);
+ * a document text, a missing hash or an unknown hash is refused.
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { ConfigError } from '../config.js';
+
+/** The manifest: document text by hash. */
+export type TrustedDocuments = ReadonlyMap<string, string>;
+
+/**
+ * Reads a manifest: a JSON object whose keys are hashes and whose values are documents. Every
+ * document is parsed now, so a broken manifest stops the start instead of failing requests.
+ * @throws ConfigError naming TRUSTED_DOCUMENTS and what is wrong
+ */
+export function loadTrustedDocuments(file: string): TrustedDocuments {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? 'it is not valid JSON' : 'it cannot be read';
+    throw new ConfigError(`TRUSTED_DOCUMENTS must name a JSON manifest file, but ${reason}: ${file}`);
+  }
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
+    throw new ConfigError('TRUSTED_DOCUMENTS must be a JSON object mapping each hash to its document');
+  }
+  const documents = new Map<string, string>();
+  for (const [hash, document] of Object.entries(manifest)) {
+    if (typeof document !== 'string') throw new ConfigError(`TRUSTED_DOCUMENTS: the document of "${hash}" is not a string`);
+    try {
+      parse(document);
+    } catch {
+      throw new ConfigError(`TRUSTED_DOCUMENTS: the document of "${hash}" is not valid GraphQL`);
+    }
+    documents.set(hash, document);
+  }
+  return documents;
+}
+
+const HOW = 'send extensions.persistedQuery { version: 1, sha256Hash } of a document in the manifest';
+
+/** The yoga plugin of trusted-documents mode: only the manifest's documents run, by hash. */
+export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
+  const required = { message: `Only trusted documents run on this gateway: ${HOW}`, extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } } };
+  return usePersistedOperations({
+    getPersistedOperation: (hash) => documents.get(hash) ?? null,
+    allowArbitraryOperations: false,
+    customErrors: {
+      persistedQueryOnly: required,
+      keyNotFound: required,
+      notFound: { message: `Unknown trusted document: ${HOW}`, extensions: { code: 'TRUSTED_DOCUMENT_NOT_FOUND', http: { status: 400 } } },
+    },
+  });
+}

@@ -1,34 +1,151 @@
 /**
- * The gateway's log: plain lines on stdout/stderr. Failures that are part of normal operation
- * (an upstream 404, a bad argument) are one line without a stack trace; unexpected errors keep
- * theirs, server-side only. Messages never contain credentials: errors are built without them.
+ * The gateway's log: JSON lines (pino) on stdout, each carrying the id of the request it belongs
+ * to. Failures that are part of normal operation (an upstream 404, a bad argument) are one
+ * `info` line without a stack trace; unexpected errors are an `error` line with theirs,
+ * server-side only. Credentials never reach the log: errors are built without them, logged
+ * headers have theirs replaced by `[redacted]`, and so do logged variables named like a secret.
  */
 import type { YogaLogger } from 'graphql-yoga';
+import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
 import { isExpectedError } from './errors.js';
+import { currentRequest } from './observability/request-context.js';
 import { UpstreamError } from './upstream/http.js';
 
-function describe(error: unknown): string {
-  const original = error instanceof Error && 'originalError' in error && error.originalError instanceof Error ? error.originalError : error;
-  if (original instanceof UpstreamError) {
-    return `upstream ${original.service} ${original.operation} failed (${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}`;
-  }
-  return original instanceof Error ? original.message : String(original);
+export type { DestinationStream, Logger };
+
+/** The log levels a user can choose (`LOG_LEVEL`). */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** What replaces a secret in the log. */
+export const REDACTED = '[redacted]';
+
+/** Request headers that carry credentials, wherever a log line holds headers. */
+const CREDENTIAL_HEADERS = ['authorization', 'api_key', 'x-api-key', 'cookie', 'proxy-authorization'];
+
+/** Field names whose values are secrets, at any depth of logged variables. */
+const SECRET_NAME = /^(password|passwd|secret|token|access_?token|refresh_?token|api_?key|authorization|credentials?)$/i;
+
+/**
+ * A copy of `value` with every field named like a secret (`password`, `token`, `apiKey`, ...)
+ * replaced by {@link REDACTED}, at any depth: for variables, whose shape the log cannot know.
+ */
+export function redactSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, SECRET_NAME.test(key) ? REDACTED : redactSecrets(item)]));
 }
 
-/** A yoga logger at the given level. */
-export function createLogger(level: 'debug' | 'info' | 'warn' | 'error' = 'info'): YogaLogger {
-  const levels = ['debug', 'info', 'warn', 'error'];
-  const enabled = (at: string) => levels.indexOf(at) >= levels.indexOf(level);
-  const noop = () => undefined;
+/**
+ * The secret values of one request's variables or document: strings in fields named like a
+ * secret (`password`, `token`, ...), and such fields written into the query as literals.
+ */
+export function secretValues(variables: unknown, query: unknown): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (SECRET_NAME.test(key) && typeof item === 'string') found.push(item);
+        else walk(item);
+      }
+    }
+  };
+  walk(variables);
+  if (typeof query === 'string') {
+    for (const match of query.matchAll(/\b(\w+)\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {
+      if (!SECRET_NAME.test(match[1] ?? '')) continue;
+      const written = match[2] ?? '';
+      found.push(written);
+      // GraphQL strings escape as JSON does: messages quote the value decoded.
+      try {
+        found.push(JSON.parse(`"${written}"`) as string);
+      } catch {
+        // not a valid escape sequence: the document does not parse, and only the text as written can appear
+      }
+    }
+  }
+  return found;
+}
+
+/** Secrets shorter than this stay in the line: replacing "ab" everywhere would garble every line. */
+const MIN_SECRET_LENGTH = 4;
+
+const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
+
+/**
+ * A JSON line with each secret replaced by {@link REDACTED} wherever it appears in a string
+ * value, as JSON writes it there; not where a backslash before it makes its first character part
+ * of an escape (`\n`, `\u…`), which replacing would break.
+ */
+function withoutSecrets(line: string, secrets: readonly string[]): string {
+  let result = line;
+  // Longest first, so that a token inside its "Bearer …" header is not redacted by halves.
+  for (const secret of [...new Set(secrets)].sort((a, b) => b.length - a.length)) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    const written = JSON.stringify(secret).slice(1, -1).replace(REGEXP_SPECIAL, '\\$&');
+    result = result.replace(new RegExp(`(?<!(?:^|[^\\\\])(?:\\\\\\\\)*\\\\)${written}`, 'g'), REDACTED);
+  }
+  return result;
+}
+
+/**
+ * Creates the log at `level`, writing to `destination` (stdout unless a test captures it).
+ * Every line written while a request is served carries its `requestId`, and has that request's
+ * secrets (its credentials, its passwords) replaced by `[redacted]` wherever they appear: in an
+ * error message quoting a refused value, in a stack, anywhere.
+ */
+export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
+  const options = {
+    level,
+    timestamp: stdTimeFunctions.isoTime,
+    // `"level":"info"` rather than pino's number: readable without a table.
+    formatters: { level: (label: string) => ({ level: label }) },
+    redact: { paths: CREDENTIAL_HEADERS.map((name) => `headers["${name}"]`), censor: REDACTED },
+    mixin: () => {
+      const request = currentRequest();
+      return request ? { requestId: request.id } : {};
+    },
+    hooks: {
+      streamWrite: (line: string) => {
+        const secrets = currentRequest()?.secrets;
+        return secrets && secrets.length > 0 ? withoutSecrets(line, secrets) : line;
+      },
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+function describe(error: unknown): { message: string; fields: Record<string, unknown> } {
+  const original = error instanceof Error && 'originalError' in error && error.originalError instanceof Error ? error.originalError : error;
+  if (original instanceof UpstreamError) {
+    return {
+      message: `upstream ${original.service} ${original.operation} failed (${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}`,
+      fields: { upstream: { service: original.service, operation: original.operation, failure: original.failure, status: original.status } },
+    };
+  }
+  return { message: original instanceof Error ? original.message : String(original), fields: {} };
+}
+
+/** Several arguments (yoga's debug messages) as one message. */
+function text(args: readonly unknown[]): string {
+  return args.map((arg) => (typeof arg === 'string' ? arg : arg instanceof Error ? arg.message : JSON.stringify(arg))).join(' ');
+}
+
+/** The log as yoga's logger: expected failures as one `info` line, unexpected errors with their stack. */
+export function yogaLogger(log: Logger): YogaLogger {
   return {
-    debug: enabled('debug') ? (...args: unknown[]) => console.debug(...args) : noop,
-    info: enabled('info') ? (...args: unknown[]) => console.info(...args) : noop,
-    warn: enabled('warn') ? (...args: unknown[]) => console.warn(...args) : noop,
+    debug: (...args: unknown[]) => log.debug(text(args)),
+    info: (...args: unknown[]) => log.info(text(args)),
+    warn: (...args: unknown[]) => log.warn(text(args)),
     error: (...args: unknown[]) => {
-      if (args.length === 1 && isExpectedError(args[0])) {
-        if (enabled('info')) console.info(describe(args[0]));
+      const [first] = args;
+      if (args.length === 1 && isExpectedError(first)) {
+        const { message, fields } = describe(first);
+        log.info(fields, message);
+      } else if (first instanceof Error) {
+        log.error({ err: first }, text(args));
       } else {
-        console.error(...args);
+        log.error(text(args));
       }
     },
   };

@@ -1,0 +1,33 @@
+# The gateway as a container: `docker build -t petstore-gateway .` then
+# `docker run -p 4000:4000 -e PETSTORE_URL=… -e PLANTS_URL=… petstore-gateway`.
+# Every setting of the README's table is an environment variable (NODE_ENV=production here:
+# GraphiQL and introspection are off unless GRAPHIQL=true / INTROSPECTION=true).
+
+# Stage 1: the production dependencies, installed exactly as the lock file says.
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# Stage 2: what runs. No npm cache, no dev dependencies, no tests; an unprivileged user.
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4000
+WORKDIR /app
+COPY --from=deps --chown=root:root /app/node_modules ./node_modules
+COPY --chown=root:root package.json ./
+# The SDL and the OpenAPI documents are read at start (the schema, the embedded emulator's contract).
+COPY --chown=root:root schema ./schema
+COPY --chown=root:root src ./src
+# The image's `node` user (uid 1000) owns nothing it runs: the code cannot be rewritten by the process.
+USER node
+EXPOSE 4000
+# Liveness: yoga answers /health while the process serves requests. (Readiness, /readiness,
+# checks the upstreams; that is the orchestrator's call to make, not a reason to restart.)
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 4000}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM: refuse new connections, finish what is in flight (SHUTDOWN_GRACE_MS), exit 0.
+STOPSIGNAL SIGTERM
+# node is PID 1 and gets the signal itself (npm or a shell in between would not pass it on).
+CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -1,0 +1,129 @@
+/**
+ * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
+ * upstream calls (count by status, duration, retries, timeouts, by service and operation),
+ * plus the standard process metrics. Each gateway has its own registry (tests build many);
+ * the process metrics are the process's, registered once.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
+import type { OperationRecord } from './request-context.js';
+
+/**
+ * Distinct operation names that get their own label value; further ones count as `other`.
+ * Operation names are chosen by clients, and each label value is a time series in Prometheus.
+ */
+export const MAX_OPERATION_NAMES = 100;
+
+/** Seconds; from a cache hit to a slow upstream. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The `outcome` label of an upstream call: how it ended. */
+const OUTCOMES = {
+  ok: 'ok',
+  status: 'http_error',
+  timeout: 'timeout',
+  unavailable: 'unavailable',
+  'invalid-response': 'invalid_response',
+  aborted: 'aborted',
+} as const satisfies Record<NonNullable<UpstreamCallOutcome['failure']> | 'ok', string>;
+
+/** The metrics of one gateway. */
+export type Metrics = {
+  /** counts one finished GraphQL operation */
+  observeOperation(operation: OperationRecord): void;
+  /** counts one finished upstream call */
+  observeUpstreamCall(call: { service: UpstreamService; operation: string; method: string }, outcome: UpstreamCallOutcome): void;
+  /** the text exposition of every metric, and its content type */
+  render(): Promise<{ contentType: string; body: string }>;
+};
+
+let processRegistry: Registry | undefined;
+
+/** CPU, memory, event loop lag, GC: one set per process, however many gateways it runs. */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** Creates the metrics of one gateway, in a registry of its own. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const operations = new Counter({
+    name: 'graphql_operations_total',
+    help: 'GraphQL operations answered, by operation name and type, and whether the result had errors',
+    labelNames: ['operation_name', 'operation_type', 'result'] as const,
+    registers,
+  });
+  const operationDuration = new Histogram({
+    name: 'graphql_operation_duration_seconds',
+    help: 'Time to answer one GraphQL operation (parse, validate, execute, upstream calls included)',
+    labelNames: ['operation_name', 'operation_type'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const errors = new Counter({
+    name: 'graphql_errors_total',
+    help: 'Errors in GraphQL results, by operation name and extensions.code',
+    labelNames: ['operation_name', 'code'] as const,
+    registers,
+  });
+  const upstreamRequests = new Counter({
+    name: 'upstream_requests_total',
+    help: 'Upstream REST calls, by service, operation, method, the last answer\'s HTTP status (none: no answer) and outcome',
+    labelNames: ['service', 'operation', 'method', 'status', 'outcome'] as const,
+    registers,
+  });
+  const upstreamDuration = new Histogram({
+    name: 'upstream_request_duration_seconds',
+    help: 'Time of one upstream REST call, retries and the waits between them included',
+    labelNames: ['service', 'operation', 'method'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const upstreamRetries = new Counter({
+    name: 'upstream_retries_total',
+    help: 'Retries of upstream calls (GETs after a connection error or a 502/503/504)',
+    labelNames: ['service', 'operation'] as const,
+    registers,
+  });
+  const upstreamTimeouts = new Counter({
+    name: 'upstream_timeouts_total',
+    help: 'Upstream calls that failed on a timeout (connect, headers, body or the call deadline)',
+    labelNames: ['service', 'operation'] as const,
+    registers,
+  });
+
+  const knownNames = new Set<string>();
+  const nameLabel = (name: string | undefined): string => {
+    if (name === undefined) return 'anonymous';
+    if (knownNames.has(name)) return name;
+    if (knownNames.size >= MAX_OPERATION_NAMES) return 'other';
+    knownNames.add(name);
+    return name;
+  };
+
+  return {
+    observeOperation(operation) {
+      const operation_name = nameLabel(operation.name);
+      const operation_type = operation.type ?? 'unknown';
+      operations.inc({ operation_name, operation_type, result: operation.errorCodes.length > 0 ? 'error' : 'success' });
+      operationDuration.observe({ operation_name, operation_type }, ((operation.ended ?? operation.started) - operation.started) / 1000);
+      for (const code of operation.errorCodes) errors.inc({ operation_name, code });
+    },
+    observeUpstreamCall({ service, operation, method }, outcome) {
+      upstreamRequests.inc({ service, operation, method, status: outcome.status === undefined ? 'none' : String(outcome.status), outcome: OUTCOMES[outcome.failure ?? 'ok'] });
+      upstreamDuration.observe({ service, operation, method }, outcome.durationMs / 1000);
+      if (outcome.retries > 0) upstreamRetries.inc({ service, operation }, outcome.retries);
+      if (outcome.failure === 'timeout') upstreamTimeouts.inc({ service, operation });
+    },
+    async render() {
+      // Two registries, one exposition: the names do not overlap.
+      const [own, process] = await Promise.all([registry.metrics(), processMetrics().metrics()]);
+      return { contentType: registry.contentType, body: `${own.trimEnd()}\n${process}` };
+    },
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * OpenTelemetry tracing, off unless the standard `OTEL_*` settings ask for it: a server span per
+ * GraphQL operation (a child of the caller's `traceparent`, when it sent one) and a client span
+ * per upstream call, whose context goes upstream as `traceparent`. Spans are given their parent
+ * explicitly, so nothing is registered globally and several gateways can live in one process.
+ */
+import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import type { Config } from '../config.js';
+import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
+
+/** The settings tracing reads. */
+export type TracingConfig = Pick<
+  Config,
+  'otelSdkDisabled' | 'otelTracesExporter' | 'otlpEndpointUrl' | 'otlpTracesEndpointUrl' | 'otelServiceName' | 'otelTracesSampler' | 'otelTracesSamplerArg'
+>;
+
+/**
+ * Where spans go, or undefined when tracing is off: `OTEL_TRACES_EXPORTER` when it is set;
+ * otherwise OTLP as soon as an OTLP endpoint is configured. (The OpenTelemetry SDKs default to
+ * OTLP on localhost; a gateway that nobody asked to trace sends nothing anywhere.)
+ */
+export function tracesExporter(config: TracingConfig): 'otlp' | 'console' | undefined {
+  if (config.otelSdkDisabled) return undefined;
+  if (config.otelTracesExporter !== undefined) return config.otelTracesExporter === 'none' ? undefined : config.otelTracesExporter;
+  return config.otlpEndpointUrl !== undefined || config.otlpTracesEndpointUrl !== undefined ? 'otlp' : undefined;
+}
+
+/** The OTLP/HTTP URL spans are sent to, as the OpenTelemetry specification derives it. */
+export function otlpTracesUrl(config: TracingConfig): string {
+  return config.otlpTracesEndpointUrl ?? `${config.otlpEndpointUrl ?? 'http://localhost:4318'}/v1/traces`;
+}
+
+function sampler(config: TracingConfig): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(config.otelTracesSamplerArg);
+  switch (config.otelTracesSampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+  }
+}
+
+/** The tracing of one gateway. */
+export type Tracing = {
+  /** the caller's trace context from its `traceparent` and `tracestate` headers (the root context when it sent none) */
+  extract(headers: Headers): Context;
+  /** starts the span of one GraphQL operation; name it with {@link nameOperationSpan} once its name is known */
+  startOperation(parent: Context): Span;
+  /** starts the span of one upstream call, a child of the operation's span (when there is one) */
+  startUpstreamCall(parent: Span | undefined, call: { service: UpstreamService; operation: string; method: string; baseUrl: string }): Span;
+  /** ends an upstream call's span with what happened */
+  endUpstreamCall(span: Span, outcome: UpstreamCallOutcome): void;
+  /** the `traceparent` (and `tracestate`) headers that make the upstream's spans children of `span` */
+  headersFor(span: Span): Record<string, string>;
+  /** exports the spans still buffered and stops */
+  shutdown(): Promise<void>;
+};
+
+/** What tracing may be built with instead of what the configuration says (tests: an in-memory exporter). */
+export type TracingDependencies = {
+  /** receives every span as soon as it ends (a SimpleSpanProcessor); tracing is on whatever the settings say */
+  spanExporter?: SpanExporter;
+};
+
+/** Builds the tracing of a gateway, or undefined when it is off. */
+export function createTracing(config: TracingConfig, dependencies: TracingDependencies = {}): Tracing | undefined {
+  const kind = tracesExporter(config);
+  if (dependencies.spanExporter === undefined && kind === undefined) return undefined;
+  const processor = dependencies.spanExporter
+    ? new SimpleSpanProcessor(dependencies.spanExporter)
+    : kind === 'console'
+      ? new SimpleSpanProcessor(new ConsoleSpanExporter())
+      : new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(config) }));
+  const provider = new BasicTracerProvider({
+    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': config.otelServiceName })),
+    sampler: sampler(config),
+    spanProcessors: [processor],
+  });
+  const tracer: Tracer = provider.getTracer('petstore-graphql-gateway');
+  const propagator = new W3CTraceContextPropagator();
+
+  return {
+    extract: (headers) => propagator.extract(ROOT_CONTEXT, headers, { keys: () => [...headers.keys()], get: (carrier: Headers, key) => carrier.get(key) ?? undefined }),
+    startOperation: (parent) => tracer.startSpan('GraphQL Operation', { kind: SpanKind.SERVER }, parent),
+    startUpstreamCall(parent, call) {
+      const { hostname, port, protocol } = new URL(call.baseUrl);
+      return tracer.startSpan(
+        `${call.method} ${call.operation}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'http.request.method': call.method,
+            'server.address': hostname,
+            'server.port': Number(port || (protocol === 'https:' ? 443 : 80)),
+            'upstream.service': call.service,
+            'upstream.operation': call.operation,
+          },
+        },
+        parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
+      );
+    },
+    endUpstreamCall(span, outcome) {
+      if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status);
+      if (outcome.retries > 0) span.setAttribute('http.request.resend_count', outcome.retries);
+      if (outcome.failure !== undefined) {
+        span.setAttribute('error.type', outcome.status !== undefined && outcome.failure === 'status' ? String(outcome.status) : outcome.failure);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
+    },
+    headersFor(span) {
+      const headers: Record<string, string> = {};
+      propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter);
+      return headers;
+    },
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/** Names an operation's span as OpenTelemetry's GraphQL conventions do (`query PetById`) and records its name and type. */
+export function nameOperationSpan(span: Span, operation: { name?: string; type?: string }): void {
+  if (operation.type === undefined) return;
+  span.updateName(operation.name === undefined ? operation.type : `${operation.type} ${operation.name}`);
+  span.setAttribute('graphql.operation.type', operation.type);
+  if (operation.name !== undefined) span.setAttribute('graphql.operation.name', operation.name);
+}
+
+/** Ends an operation's span (at `endedAt`, a `performance.now()` time), marked as failed when its result carried errors. */
+export function endOperationSpan(span: Span, errorCodes: readonly string[], endedAt: number): void {
+  if (errorCodes.length > 0) {
+    span.setAttribute('graphql.error.codes', [...new Set(errorCodes)]);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: [...new Set(errorCodes)].join(', ') });
+  }
+  span.end(endedAt);
+}

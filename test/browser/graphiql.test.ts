@@ -1,0 +1,98 @@
+/**
+ * GraphiQL in a real browser (Debian's headless Chromium, driven by playwright-core): it loads
+ * from the gateway alone, opens with the example operations and the demo credentials, and the
+ * first query a newcomer runs succeeds. Any request to a host other than this machine fails the
+ * test (and is refused): the page must work without internet.
+ */
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { captureLog } from '../helpers/observed.js';
+import { listen, stop, testConfig } from '../helpers/stack.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const SCREENSHOT = 'test-results/graphiql.png';
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+let emulator: Emulator;
+let gateway: Gateway;
+let served: Awaited<ReturnType<typeof listen>>;
+let browser: Browser;
+/** Requests the page made to any other host. */
+const outside: string[] = [];
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  gateway = createGateway(testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, emulator: true }), { logDestination: captureLog() });
+  served = await listen(gateway.yoga);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (served) await stop(served.server);
+  await gateway?.close();
+  await emulator?.close();
+});
+
+/** A page whose every network request is checked: loopback goes through, anything else is recorded and refused. */
+async function openPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await context.route('**/*', async (route) => {
+    const url = new URL(route.request().url());
+    if ((url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') && !LOOPBACK.has(url.hostname)) {
+      outside.push(url.href);
+      await route.abort('blockedbyclient');
+    } else {
+      await route.continue();
+    }
+  });
+  const page = await context.newPage();
+  page.on('websocket', (socket) => outside.push(socket.url()));
+  return page;
+}
+
+/** What an editor shows, as plain text (Monaco draws spaces as no-break spaces). */
+async function editorText(page: Page, selector: string): Promise<string> {
+  return (await page.locator(`${selector} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+}
+
+it('opens GraphiQL, runs the first example query with the demo credentials, and shows the pets', async () => {
+  const page = await openPage();
+  emulator.clearRequests();
+
+  await page.goto(`${served.url}/graphql`);
+  const run = page.locator('.graphiql-execute-button');
+  await run.waitFor({ state: 'visible', timeout: 30_000 });
+  await expect.poll(() => editorText(page, '.graphiql-query-editor'), { timeout: 15_000 }).toContain('query Pets {');
+  await run.click();
+
+  await expect.poll(() => editorText(page, '.graphiql-response'), { timeout: 15_000 }).toContain('"name": "Cat 1"');
+  const response = await editorText(page, '.graphiql-response');
+  expect(response).toContain('"petsByStatus"');
+  expect(response).not.toContain('"errors"');
+  // The query went out with the credentials prefilled in the headers tab.
+  const petCall = emulator.requests.find((request) => request.path === '/api/v3/pet/1');
+  expect(petCall?.headers['api_key']).toBe('demo');
+  expect(emulator.requests.find((request) => request.path === '/api/v3/pet/findByStatus')?.headers['authorization']).toBe('Bearer demo');
+
+  mkdirSync('test-results', { recursive: true });
+  await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  await page.context().close();
+
+  expect(outside).toEqual([]);
+});
+
+it('would notice a page that reaches for another host (the guard above is live)', async () => {
+  const page = await openPage();
+  await page.goto(`${served.url}/health`);
+
+  const answer = await page.evaluate("fetch('https://cdn.example.com/graphiql.js').then(() => 'loaded', () => 'refused')");
+
+  expect(answer).toBe('refused');
+  expect(outside.splice(0)).toEqual(['https://cdn.example.com/graphiql.js']);
+  await page.context().close();
+});

@@ -1,0 +1,127 @@
+/**
+ * What GraphiQL opens with: a tab per area whose operations run as they are on the embedded
+ * emulator, with the demo credentials in the headers tab there, and none with real upstreams.
+ * (test/browser/graphiql.test.ts runs the first tab in a real browser.)
+ */
+import { parse, validate, type OperationDefinitionNode } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../src/emulator/server.js';
+import { createGateway, type GatewayConfig } from '../src/gateway.js';
+import { DEMO_HEADERS, EXAMPLE_TABS } from '../src/graphiql.js';
+import { createSchema } from '../src/schema.js';
+import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
+import { captureLog } from './helpers/observed.js';
+import { listen, stop, testConfig } from './helpers/stack.js';
+
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterAll(() => emulator.close());
+
+async function serve(overrides: Partial<GatewayConfig>) {
+  const gateway = createGateway(testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, ...overrides }), { logDestination: captureLog() });
+  const { server, url } = await listen(gateway.yoga);
+  return {
+    url: `${url}/graphql`,
+    async close() {
+      await stop(server);
+      await gateway.close();
+    },
+  };
+}
+
+async function page(overrides: Partial<GatewayConfig>): Promise<string> {
+  const gateway = await serve(overrides);
+  try {
+    return await (await fetch(gateway.url, { headers: { accept: 'text/html' } })).text();
+  } finally {
+    await gateway.close();
+  }
+}
+
+/** Every operation of every tab, with the tab's variables. */
+const OPERATIONS = EXAMPLE_TABS.flatMap((tab) =>
+  parse(tab.query)
+    .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === 'OperationDefinition')
+    .map((definition) => ({ name: definition.name?.value ?? '', query: tab.query, variables: tab.variables ? (JSON.parse(tab.variables) as Record<string, unknown>) : {} })),
+);
+
+describe('the example tabs', () => {
+  it('cover every area: pets, orders, inventory, users, plants and an upload', () => {
+    expect(OPERATIONS.map((operation) => operation.name)).toEqual(['Pets', 'Order', 'PlaceOrder', 'Inventory', 'User', 'CreateUser', 'CreatePlant', 'Upload']);
+  });
+
+  it('are valid against the schema', () => {
+    const schema = createSchema();
+    for (const tab of EXAMPLE_TABS) expect(validate(schema, parse(tab.query))).toEqual([]);
+  });
+
+  it.each(OPERATIONS.filter((operation) => operation.name !== 'Upload'))('$name runs as it is on the emulator with the demo credentials', async ({ name, query, variables }) => {
+    const gateway = await serve({ emulator: true });
+    try {
+      // As GraphiQL sends it: the whole document, and the operation picked with the ▶ button.
+      const response = await fetch(gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...DEMO_HEADERS },
+        body: JSON.stringify({ query, variables, operationName: name }),
+      });
+      const result = (await response.json()) as { data?: unknown; errors?: unknown };
+      expect(result.errors).toBeUndefined();
+      expect(response.status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('Upload runs as the curl command in its tab sends it (multipart, with the CSRF header)', async () => {
+    const gateway = await serve({ emulator: true });
+    const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
+    try {
+      const body = multipartBody(uploadParts({ query: upload?.query ?? '', variables: {} }, { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') }));
+      const result = await postMultipart(gateway.url, body, { headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1' } });
+      expect(result.errors).toBeUndefined();
+      expect(result.data).toMatchObject({ uploadPetImage: { code: 200 } });
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+/** The options the page hands to GraphiQL (the JSON it is rendered with). */
+function optionsOf(html: string): { defaultTabs: { query: string; headers: string | null }[]; defaultHeaders?: string; shouldPersistHeaders?: boolean } {
+  const match = /renderYogaGraphiQL\(\s*window\.document\.querySelector\('#root'\),\s*(\{.*\}),\s*\);/s.exec(html);
+  if (!match?.[1]) throw new Error('no GraphiQL options in the page');
+  return JSON.parse(match[1]) as ReturnType<typeof optionsOf>;
+}
+
+describe('the page', () => {
+  it('on the embedded emulator, opens with the example tabs and the demo credentials in the headers tab', async () => {
+    const options = optionsOf(await page({ emulator: true }));
+
+    const demo = JSON.stringify(DEMO_HEADERS, null, 2);
+    expect(options.defaultTabs.map((tab) => tab.query.match(/^(query|mutation) \w+/m)?.[0])).toEqual([
+      'query Pets',
+      'query Order',
+      'query Inventory',
+      'query User',
+      'mutation CreatePlant',
+      'mutation Upload',
+    ]);
+    expect(options.defaultTabs.every((tab) => tab.headers === demo)).toBe(true);
+    expect(options).toMatchObject({ defaultHeaders: demo, shouldPersistHeaders: true });
+    expect(options.defaultTabs[5]?.query).toContain("-H 'Authorization: Bearer demo' -H 'x-graphql-csrf: 1'");
+  });
+
+  it('with real upstreams, opens with the example tabs and no credentials at all', async () => {
+    const html = await page({ emulator: false });
+    const options = optionsOf(html);
+
+    expect(options.defaultTabs).toHaveLength(EXAMPLE_TABS.length);
+    expect(options.defaultTabs.every((tab) => tab.headers === null)).toBe(true);
+    expect(options.defaultHeaders).toBeUndefined();
+    expect(options.shouldPersistHeaders).toBe(false);
+    expect(options.defaultTabs[5]?.query).toContain("-H 'Authorization: Bearer <your token>'");
+    expect(html).not.toContain('Bearer demo');
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * A gateway whose operations side a test can read: its log lines (captured instead of written
+ * to stdout) and, when asked, its spans (an in-memory exporter), served over HTTP in front of
+ * the embedded emulator or any upstream URLs.
+ */
+import type { Emulator } from '../../src/emulator/server.js';
+import { createGateway, type GatewayConfig, type GatewayDependencies } from '../../src/gateway.js';
+import type { DestinationStream } from '../../src/logger.js';
+import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
+
+/** A captured log: every line as written, and parsed. */
+export type CapturedLog = DestinationStream & {
+  /** everything written, as one string (what stdout would have shown) */
+  text(): string;
+  /** each line parsed as JSON */
+  lines(): Record<string, unknown>[];
+};
+
+/** A log destination that keeps what is written. */
+export function captureLog(): CapturedLog {
+  let written = '';
+  return {
+    write: (chunk: string) => {
+      written += chunk;
+    },
+    text: () => written,
+    lines: () =>
+      written
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+export type ObservedGateway = {
+  /** the gateway's origin, e.g. http://127.0.0.1:41234 */
+  origin: string;
+  /** its GraphQL endpoint */
+  url: string;
+  log: CapturedLog;
+  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
+  /** the request log lines (the ones with a `status`) so far */
+  requestLines(): Record<string, unknown>[];
+  close(): Promise<void>;
+};
+
+/** Serves a gateway over `upstreams` (the emulator's URLs, or any), with its log captured (and, given a `spanExporter`, its spans). */
+export async function serveObserved(
+  upstreams: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,
+  overrides: Partial<GatewayConfig> = {},
+  dependencies: Omit<GatewayDependencies, 'logDestination'> = {},
+): Promise<ObservedGateway> {
+  const log = captureLog();
+  const gateway = createGateway(testConfig({ petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, logLevel: 'info', ...overrides }), {
+    ...dependencies,
+    logDestination: log,
+  });
+  const { server, url: origin } = await listen(gateway.yoga);
+  const url = `${origin}/graphql`;
+  return {
+    origin,
+    url,
+    log,
+    gql: (query, variables, headers) => postGraphQL(url, query, variables, headers),
+    requestLines: () => log.lines().filter((line) => typeof line['status'] === 'number'),
+    async close() {
+      await stop(server);
+      await gateway.close();
+    },
+  };
+}

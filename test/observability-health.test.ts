@@ -1,0 +1,104 @@
+/**
+ * `/health` (liveness: the process serves requests, whatever the upstreams do) and
+ * `/readiness` (each configured upstream answers; 503 naming the one that does not).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../src/emulator/server.js';
+import { serveObserved, type ObservedGateway } from './helpers/observed.js';
+import { closedPortUrl, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+
+let emulator: Emulator;
+let scripted: ScriptedUpstream;
+let gateway: ObservedGateway | undefined;
+beforeAll(async () => {
+  [emulator, scripted] = await Promise.all([startEmulator(), startScriptedUpstream()]);
+});
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  scripted.reset();
+});
+afterAll(() => Promise.all([emulator.close(), scripted.close()]));
+
+async function get(path: string) {
+  if (!gateway) throw new Error('no gateway');
+  const response = await fetch(`${gateway.origin}${path}`);
+  const text = await response.text();
+  return { status: response.status, contentType: response.headers.get('content-type'), cacheControl: response.headers.get('cache-control'), text };
+}
+
+describe('/health', () => {
+  it('answers 200 while the process serves requests, even with every upstream down', async () => {
+    const down = await closedPortUrl();
+    gateway = await serveObserved({ petstoreUrl: `${down}/api/v3`, plantsUrl: down });
+
+    const health = await get('/health');
+
+    expect(health.status).toBe(200);
+    expect(health.text).toBe('');
+  });
+});
+
+describe('/readiness', () => {
+  it('answers 200 with each upstream ready and how long it took to answer', async () => {
+    gateway = await serveObserved(emulator);
+
+    const readiness = await get('/readiness');
+
+    expect(readiness).toMatchObject({ status: 200, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store' });
+    expect(JSON.parse(readiness.text)).toEqual({
+      status: 'ready',
+      upstreams: { petstore: { ready: true, latencyMs: expect.any(Number) }, plants: { ready: true, latencyMs: expect.any(Number) } },
+    });
+  });
+
+  it('asks each base URL once, without a credential', async () => {
+    gateway = await serveObserved({ petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: `${scripted.url}/plant-area` });
+    scripted.answer(json(404, { message: 'not here' }));
+
+    expect((await get('/readiness')).status).toBe(200);
+
+    expect(scripted.requests.map((request) => `${request.method} ${request.url} ${request.headers['authorization'] ?? '-'} ${request.headers['api_key'] ?? '-'}`).sort()).toEqual([
+      'GET /api/v3 - -',
+      'GET /plant-area - -',
+    ]);
+  });
+
+  it('answers 503 naming the upstream that refuses connections', async () => {
+    const down = await closedPortUrl();
+    gateway = await serveObserved({ petstoreUrl: emulator.petstoreUrl, plantsUrl: down });
+
+    const readiness = await get('/readiness');
+
+    expect(readiness.status).toBe(503);
+    expect(JSON.parse(readiness.text)).toEqual({
+      status: 'unavailable',
+      upstreams: { petstore: { ready: true, latencyMs: expect.any(Number) }, plants: { ready: false, reason: 'connection refused' } },
+      message: 'not ready: plants (connection refused)',
+    });
+  });
+
+  it('answers 503 naming an upstream that says it cannot serve (503), or does not answer in time', async () => {
+    gateway = await serveObserved({ petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url }, { readinessTimeoutMs: 200 });
+    scripted.answer((request) => (request.url.startsWith('/api/v3') ? json(503, { message: 'maintenance' }) : { hang: true }));
+
+    const started = performance.now();
+    const readiness = await get('/readiness');
+
+    expect(readiness.status).toBe(503);
+    expect(JSON.parse(readiness.text)).toMatchObject({
+      upstreams: { petstore: { ready: false, reason: 'answered 503' }, plants: { ready: false, reason: 'no answer within 200 ms' } },
+      message: 'not ready: petstore (answered 503), plants (no answer within 200 ms)',
+    });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('never shows an upstream URL, which may carry credentials', async () => {
+    const down = await closedPortUrl();
+    gateway = await serveObserved({ petstoreUrl: `${down.replace('http://', 'http://alice:s3cret@')}/api/v3`, plantsUrl: down });
+
+    const readiness = await get('/readiness');
+
+    expect(readiness.text).not.toMatch(/s3cret|alice|127\.0\.0\.1/);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * One load run with autocannon (programmatic), with exact latencies: autocannon's own
+ * histogram has a resolution of 1 ms, too coarse for "p50 added latency ≤ 1 ms", so every
+ * 2xx response time it reports is kept and the percentiles are computed from them.
+ */
+import autocannon from 'autocannon';
+import { memoryOf } from './children.js';
+
+/** What a run sends. */
+export type Target = {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+};
+
+/** The outcome of one run. */
+export type RunResult = {
+  /** 2xx answers */
+  requests: number;
+  seconds: number;
+  /** 2xx response times, in milliseconds */
+  latencies: number[];
+  /** non-2xx answers, connection errors and timeouts */
+  failures: number;
+  /** highest resident set size of the watched process during the run, in bytes */
+  peakRss: number;
+};
+
+/**
+ * Drives `connections` keep-alive connections at `target` for `seconds` (or for `amount`
+ * requests), sampling the resident set size of `watchPid` every 100 ms.
+ */
+export function runLoad(target: Target | Target[], options: { connections: number; seconds?: number; amount?: number; watchPid?: number }): Promise<RunResult> {
+  const targets = Array.isArray(target) ? target : [target];
+  const first = targets[0];
+  if (first === undefined) throw new Error('no target');
+  const latencies: number[] = [];
+  let failures = 0;
+  let peakRss = 0;
+  const sample = () => {
+    if (options.watchPid !== undefined) peakRss = Math.max(peakRss, memoryOf(options.watchPid).rss);
+  };
+  sample();
+  const sampler = setInterval(sample, 100);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: first.url,
+        connections: options.connections,
+        ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.seconds ?? 1 }),
+        requests: targets.map((each) => ({ method: each.method, path: new URL(each.url).pathname + new URL(each.url).search, headers: each.headers, ...(each.body !== undefined ? { body: each.body } : {}) })),
+        timeout: 10,
+      },
+      (error: unknown, result: autocannon.Result) => {
+        clearInterval(sampler);
+        sample();
+        if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+        const seconds = (performance.now() - started) / 1000;
+        failures += result.non2xx + result.errors + result.timeouts;
+        resolve({ requests: latencies.length, seconds, latencies, failures, peakRss });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+}
+
+/** The p-th percentile (0–100) of unsorted values, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}

@@ -1,0 +1,101 @@
+/**
+ * The optional response cache (yoga's plugin), off unless `RESPONSE_CACHE_TTL_MS` is set.
+ *
+ * An answer is kept per operation, variables and caller: the key holds a hash of the caller's
+ * credentials (the only part of a request that changes what the upstream answers), so one
+ * caller is never served what was fetched with another's credential. Answers with errors are
+ * not kept. A mutation purges every kept answer that holds an entity of the type it changes
+ * (a whole type, not one id: adding or changing a pet can move it in or out of a list that
+ * never held it).
+ */
+import { createHash } from 'node:crypto';
+import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import { getOperationAST, Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { readCredentials } from '../credentials.js';
+
+/** What the cache is told by the configuration. */
+export type ResponseCacheOptions = {
+  /** lifetime of a kept answer, in milliseconds; 0: no cache */
+  ttlMs: number;
+  /** `Type=ms` or `Type.field=ms` entries: the lifetime of answers holding that type or field */
+  ttlPerType?: readonly string[] | undefined;
+  /** the store (tests pass one to look inside). @default an in-memory LRU of 1000 answers */
+  cache?: Cache;
+};
+
+/** The types whose cached answers each mutation makes stale. */
+const CHANGED_TYPE: Readonly<Record<string, string>> = {
+  addPet: 'Pet',
+  updatePet: 'Pet',
+  updatePetWithForm: 'Pet',
+  deletePet: 'Pet',
+  uploadPetImage: 'Pet',
+  placeOrder: 'Order',
+  deleteOrder: 'Order',
+  createUser: 'User',
+  createUsers: 'User',
+  updateUser: 'User',
+  deleteUser: 'User',
+};
+
+/**
+ * The session part of the cache key: a hash of the caller's credentials, or null for a caller
+ * without any (all such callers see the same upstream answers). Never the credential itself.
+ */
+export function credentialSession(request: { headers: { get(name: string): string | null } }): string | null {
+  const { bearer, apiKey } = readCredentials(request.headers);
+  if (bearer === undefined && apiKey === undefined) return null;
+  return createHash('sha256').update(`${bearer ?? ''}\n${apiKey ?? ''}`).digest('base64url');
+}
+
+/** The root field names of a selection set, through inline fragments and fragment spreads. */
+function rootFields(document: DocumentNode, selectionSet: SelectionSetNode, seen = new Set<string>()): string[] {
+  return selectionSet.selections.flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return [selection.name.value];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(document, selection.selectionSet, seen);
+    if (seen.has(selection.name.value)) return [];
+    seen.add(selection.name.value);
+    const fragment = document.definitions.find((definition) => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === selection.name.value);
+    return fragment?.kind === Kind.FRAGMENT_DEFINITION ? rootFields(document, fragment.selectionSet, seen) : [];
+  });
+}
+
+/** Purges, after each mutation, the kept answers holding a type it changes. */
+function useMutationInvalidation(cache: Cache): Plugin {
+  return {
+    onExecute({ args }) {
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation !== 'mutation') return undefined;
+      const types = new Set(rootFields(args.document, operation.selectionSet).flatMap((name) => CHANGED_TYPE[name] ?? []));
+      if (types.size === 0) return undefined;
+      return {
+        // Also after a failure: the change may have been made although its answer was lost.
+        onExecuteDone: () => cache.invalidate([...types].map((typename) => ({ typename }))),
+      };
+    },
+  };
+}
+
+/** The response cache's plugins, or none when it is off. */
+export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
+  if (options.ttlMs <= 0) return [];
+  const cache = options.cache ?? createInMemoryCache();
+  const ttlPerSchemaCoordinate = Object.fromEntries(
+    (options.ttlPerType ?? []).map((entry) => {
+      const [coordinate = '', ms = '0'] = entry.split('=');
+      return [coordinate, Number(ms)];
+    }),
+  );
+  return [
+    useResponseCache({
+      cache,
+      ttl: options.ttlMs,
+      ttlPerSchemaCoordinate,
+      session: (request) => credentialSession(request),
+      // The answer says nothing about the cache: whether it was a hit is not the caller's business.
+      includeExtensionMetadata: false,
+    }),
+    useMutationInvalidation(cache),
+  ];
+}

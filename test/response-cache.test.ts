@@ -1,0 +1,156 @@
+/**
+ * The optional response cache (RESPONSE_CACHE_TTL_MS): repeated identical queries of one caller
+ * are answered from memory; another credential, other variables, a mutation or the end of the
+ * lifetime mean a fresh upstream call.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { credentialSession } from '../src/cache/response-cache.js';
+import { loadConfig } from '../src/config.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, summary, useStack } from './helpers/stack.js';
+
+const PET = 'query ($id: ID!) { pet(id: $id) { id name status } }';
+const OTHER_CALLER = { authorization: 'Bearer another-callers-token', api_key: 'another-callers-key' };
+
+describe('with RESPONSE_CACHE_TTL_MS set', () => {
+  const stack = useStack({ responseCacheTtlMs: 60_000 });
+
+  it('answers a second identical query of the same caller without an upstream call', async () => {
+    const first = await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    expect(stack.upstream().map(summary)).toEqual([
+      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
+    ]);
+
+    const second = await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+
+    expect(second).toEqual(first);
+    expect(second.data).toEqual({ pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } });
+    expect(stack.upstream()).toEqual([]);
+  });
+
+  it('does not serve one caller what was fetched with another credential', async () => {
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    stack.upstream();
+
+    const other = await stack.gql(PET, { id: '1' }, OTHER_CALLER);
+
+    expect(other.data).toEqual({ pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } });
+    expect(stack.upstream().map(summary)).toEqual([
+      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: 'another-callers-key' },
+    ]);
+  });
+
+  it('keeps answers per variables', async () => {
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    stack.upstream();
+
+    const two = await stack.gql(PET, { id: '2' }, ALL_CREDENTIALS);
+
+    expect(two.data).toEqual({ pet: { id: '2', name: 'Cat 2', status: 'AVAILABLE' } });
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/2']);
+  });
+
+  it('fetches a pet again after a mutation changed it, and answers with the change', async () => {
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    const renamed = await stack.gql('mutation { updatePetWithForm(id: 1, name: "Renamed") { id name } }', {}, ALL_CREDENTIALS);
+    expect(renamed.errors).toBeUndefined();
+    stack.upstream();
+
+    const after = await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+
+    expect(after.data).toEqual({ pet: { id: '1', name: 'Renamed', status: 'AVAILABLE' } });
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/1']);
+  });
+
+  it('fetches a list again after a pet was added, since the new pet may belong in it', async () => {
+    const list = '{ petsByStatus(status: [SOLD]) { id } }';
+    const before = await stack.gql(list, {}, ALL_CREDENTIALS);
+    await stack.gql('mutation { addPet(input: { id: 77, name: "New", status: SOLD }) { id } }', {}, ALL_CREDENTIALS);
+    stack.upstream();
+
+    const after = await stack.gql(list, {}, ALL_CREDENTIALS);
+
+    expect(after.data?.['petsByStatus']).toEqual([...(before.data?.['petsByStatus'] as unknown[]), { id: '77' }]);
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/findByStatus']);
+  });
+
+  it('fetches a pet again after it was deleted, though deletePet answers with no pet', async () => {
+    await stack.gql(PET, { id: '3' }, ALL_CREDENTIALS);
+    await stack.gql('mutation { deletePet(id: 3) }', {}, ALL_CREDENTIALS);
+    stack.upstream();
+
+    const after = await stack.gql(PET, { id: '3' }, ALL_CREDENTIALS);
+
+    expect(after.data).toEqual({ pet: null });
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/3']);
+  });
+
+  it('does not keep an answer with errors', async () => {
+    const anonymous = await stack.gql('{ inventory { entries { status } } }');
+    expect(anonymous.errors?.[0]?.extensions?.['code']).toBeDefined();
+    stack.upstream();
+
+    await stack.gql('{ inventory { entries { status } } }');
+
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/store/inventory']);
+  });
+});
+
+describe('lifetimes', () => {
+  const stack = useStack({ responseCacheTtlMs: 150, responseCacheTtlPerType: ['Inventory=0'] });
+
+  it('fetches again once the lifetime is over', async () => {
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    expect(stack.upstream()).toHaveLength(1);
+
+    await sleep(300);
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+
+    expect(stack.upstream()).toHaveLength(1);
+  });
+
+  it('never keeps an answer holding a type whose lifetime is 0', async () => {
+    const inventory = '{ inventory { entries { status quantity } } }';
+    await stack.gql(inventory, {}, ALL_CREDENTIALS);
+    await stack.gql(inventory, {}, ALL_CREDENTIALS);
+
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/store/inventory', '/api/v3/store/inventory']);
+  });
+});
+
+describe('by default', () => {
+  const stack = useStack();
+
+  it('makes the upstream call for every query', async () => {
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/1', '/api/v3/pet/1']);
+  });
+});
+
+describe('the cache key', () => {
+  const request = (values: Record<string, string>) => ({ headers: { get: (name: string) => values[name] ?? null } });
+
+  it('holds a hash of the credentials, never the credentials themselves', () => {
+    const session = credentialSession(request({ authorization: `Bearer ${BEARER}`, api_key: API_KEY }));
+
+    expect(session).not.toContain(BEARER);
+    expect(session).not.toContain(API_KEY);
+    expect(session).not.toEqual(credentialSession(request({ authorization: `Bearer ${BEARER}` })));
+    expect(session).not.toEqual(credentialSession(request({ api_key: API_KEY })));
+  });
+
+  it('is shared by callers without credentials', () => {
+    expect(credentialSession(request({}))).toBeNull();
+  });
+});
+
+describe('RESPONSE_CACHE_TTL_PER_TYPE', () => {
+  it('stops the start with a message naming it when an entry is not Type=milliseconds', () => {
+    expect(() => loadConfig([], { RESPONSE_CACHE_TTL_PER_TYPE: 'Inventory=soon' })).toThrow(
+      'RESPONSE_CACHE_TTL_PER_TYPE must be a list of Type=milliseconds (e.g. Inventory=1000,Pet=30000), got "Inventory=soon"',
+    );
+  });
+});

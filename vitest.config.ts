@@ -28,7 +28,8 @@ export default defineConfig({
     testTimeout: 15_000,
     hookTimeout: 15_000,
     projects: [
-      { extends: true, test: { name: 'emulator', include: ['test/**/*.test.ts'], provide: { upstream: 'emulator' } } },
+      // test/browser/ needs Chromium: `npm run test:browser` (vitest.browser.config.ts) runs it.
+      { extends: true, test: { name: 'emulator', include: ['test/**/*.test.ts'], exclude: ['test/browser/**'], provide: { upstream: 'emulator' } } },
       { extends: true, test: { name: 'reference', include: INTEGRATION, provide: { upstream: 'reference' } } },
     ],
   },

@@ -56,12 +56,68 @@ export type Config = Readonly<{
   upstreamMaxResponseBytes: number;
   /** largest uploaded file, in bytes. @default 10485760 */
   uploadMaxBytes: number;
-  /** serve GraphiQL on GET /graphql from a browser. @default true */
+  /** serve GraphiQL on GET /graphql from a browser. @default true, false when NODE_ENV=production */
   graphiql: boolean;
   /** least severe log level written. @default 'info' */
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** serve Prometheus metrics at GET /metrics. @default true */
+  metrics: boolean;
+  /** how long /readiness waits for each upstream to answer, in milliseconds. @default 2000 */
+  readinessTimeoutMs: number;
+  /** OTEL_SDK_DISABLED: true turns tracing off whatever the other OTEL_* variables say. @default false */
+  otelSdkDisabled: boolean;
+  /** OTEL_TRACES_EXPORTER: otlp, console or none; unset: otlp when an OTLP endpoint is set, else none (tracing off) */
+  otelTracesExporter: 'otlp' | 'console' | 'none' | undefined;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (traces go to {it}/v1/traces); unset: http://localhost:4318 */
+  otlpEndpointUrl: string | undefined;
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the full URL traces are sent to; wins over OTEL_EXPORTER_OTLP_ENDPOINT */
+  otlpTracesEndpointUrl: string | undefined;
+  /** OTEL_SERVICE_NAME: `service.name` of the spans. @default 'petstore-graphql-gateway' */
+  otelServiceName: string;
+  /** OTEL_TRACES_SAMPLER: which operations are traced. @default 'parentbased_always_on' */
+  otelTracesSampler: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
+  /** OTEL_TRACES_SAMPLER_ARG: the ratio of the *traceidratio samplers, from 0 to 1. @default 1 */
+  otelTracesSamplerArg: number;
   /** on SIGTERM/SIGINT, how long in-flight requests may take to finish before their connections are cut, in milliseconds. @default 10000 */
   shutdownGraceMs: number;
+  /** NODE_ENV: `production` switches the defaults of INTROSPECTION and GRAPHIQL to false. @default 'development' */
+  nodeEnv: string;
+  /** answer introspection (`__schema`, `__type`) and the federation SDL (`_service`). @default true, false when NODE_ENV=production */
+  introspection: boolean;
+  /** largest request body that is not a multipart upload, in bytes. @default 1048576 */
+  requestMaxBytes: number;
+  /** most operations in one batched request (a JSON array body); 0 turns batching off. @default 0 */
+  batchMaxOperations: number;
+  /** deepest nesting of fields in an operation. @default 10 */
+  queryMaxDepth: number;
+  /** most aliases in an operation. @default 50 */
+  queryMaxAliases: number;
+  /** most tokens in a document. @default 2000 */
+  queryMaxTokens: number;
+  /** most directives in an operation. @default 20 */
+  queryMaxDirectives: number;
+  /** highest estimated cost of an operation (graphql-armor's cost limit). @default 1000 */
+  queryMaxCost: number;
+  /** most items in one list argument (`pets(ids)`, `createUsers(input)`, ...). @default 100 */
+  listArgumentMaxItems: number;
+  /** most upstream calls one operation makes; further calls fail with UPSTREAM_FANOUT_LIMIT. @default 200 */
+  upstreamMaxCallsPerOperation: number;
+  /** requests per minute of one client (its credential, else its address); 0: no limit. @default 600 */
+  rateLimitPerMinute: number;
+  /** requests per minute from one address whatever credentials they carry; 0: no limit. @default 6000 */
+  rateLimitAddressPerMinute: number;
+  /** proxies in front of the gateway whose X-Forwarded-For entry is trusted for the client address. @default 0 */
+  trustProxyHops: number;
+  /** require a CSRF header on requests a browser can send cross-site without a preflight. @default true */
+  csrfPrevention: boolean;
+  /** origins whose pages may call the gateway (CORS), or `*`; unset: no CORS headers (same origin only) */
+  corsOrigins: readonly string[] | undefined;
+  /** path of a trusted documents manifest (hash → document); set: only those documents run */
+  trustedDocuments: string | undefined;
+  /** how long an answer of a query is served from the response cache, in milliseconds; 0 turns the cache off. @default 0 */
+  responseCacheTtlMs: number;
+  /** other lifetimes for answers holding a type or field, as `Type=ms` or `Type.field=ms` entries (e.g. `Inventory=1000`); unset: RESPONSE_CACHE_TTL_MS for all */
+  responseCacheTtlPerType: readonly string[] | undefined;
 }>;
 
 /** A setting that is missing its pair, malformed or out of range. */
@@ -73,6 +129,8 @@ type Setting<C, K extends keyof C> = {
   key: K;
   env: string;
   default: string | undefined;
+  /** the default when NODE_ENV=production, where it differs */
+  productionDefault?: string;
   description: string;
   parse: (raw: string, env: string) => C[K];
 };
@@ -100,6 +158,37 @@ const url = (raw: string, env: string) => {
   return parsed.toString().replace(/\/+$/, '');
 };
 const flag = (raw: string, env: string) => oneOf('true', 'false')(raw, env) === 'true';
+/** A number from 0 to 1 (a sampling ratio). */
+const ratio = (raw: string, env: string) => {
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || value > 1) throw new ConfigError(`${env} must be a number from 0 to 1, got "${raw}"`);
+  return value;
+};
+/** `Inventory=1000,Pet.tags=0`: a lifetime in milliseconds per type name or schema coordinate, kept as its checked entries. */
+const ttlPerType = (raw: string, env: string): readonly string[] =>
+  raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      if (!/^[A-Za-z_]\w*(\.[A-Za-z_]\w*)?=\d+$/.test(entry)) throw new ConfigError(`${env} must be a list of Type=milliseconds (e.g. Inventory=1000,Pet=30000), got "${entry}"`);
+      return entry;
+    });
+
+/** `*` or a comma-separated list of origins (`https://app.example.com`: scheme, host, port; no path). */
+const origins = (raw: string, env: string): readonly string[] => {
+  const list = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = origin === '*' ? undefined : new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (origin !== '*' && parsed?.origin !== origin) throw new ConfigError(`${env} must be * or a comma-separated list of origins such as https://app.example.com, got "${origin}"`);
+  }
+  return Object.freeze(list);
+};
 
 /** Every setting, with its variable, default and meaning (also the source of `--help`). */
 export const SETTINGS = [
@@ -128,8 +217,36 @@ export const SETTINGS = [
   { key: 'upstreamMaxResponseBytes', env: 'UPSTREAM_MAX_RESPONSE_BYTES', default: String(10 * 1024 * 1024), description: 'largest upstream response body, in bytes', parse: integer(1, 2 ** 31) },
   { key: 'uploadMaxBytes', env: 'UPLOAD_MAX_BYTES', default: String(10 * 1024 * 1024), description: 'largest uploaded file, in bytes', parse: integer(1, 2 ** 31) },
   { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'least severe log level written: debug, info, warn or error', parse: oneOf('debug', 'info', 'warn', 'error') },
-  { key: 'graphiql', env: 'GRAPHIQL', default: 'true', description: 'serve GraphiQL at /graphql to browsers: true or false', parse: flag },
+  { key: 'metrics', env: 'METRICS', default: 'true', description: 'serve Prometheus metrics at /metrics: true or false', parse: flag },
+  { key: 'readinessTimeoutMs', env: 'READINESS_TIMEOUT_MS', default: '2000', description: 'how long /readiness waits for each upstream to answer, in milliseconds', parse: integer(1, 60_000) },
+  { key: 'otelSdkDisabled', env: 'OTEL_SDK_DISABLED', default: 'false', description: 'true turns OpenTelemetry tracing off whatever the other OTEL_* settings say', parse: flag },
+  { key: 'otelTracesExporter', env: 'OTEL_TRACES_EXPORTER', default: undefined, description: 'where spans go: otlp, console or none (unset: otlp if an OTLP endpoint is set, else tracing is off)', parse: oneOf('otlp', 'console', 'none') },
+  { key: 'otlpEndpointUrl', env: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: undefined, description: 'OTLP/HTTP collector base URL; traces go to {it}/v1/traces (setting it turns tracing on)', parse: url },
+  { key: 'otlpTracesEndpointUrl', env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', default: undefined, description: 'full OTLP/HTTP URL for traces, used as is (setting it turns tracing on)', parse: url },
+  { key: 'otelServiceName', env: 'OTEL_SERVICE_NAME', default: 'petstore-graphql-gateway', description: 'service.name of the spans', parse: (raw: string) => raw },
+  { key: 'otelTracesSampler', env: 'OTEL_TRACES_SAMPLER', default: 'parentbased_always_on', description: 'sampler: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio', parse: oneOf('always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio') },
+  { key: 'otelTracesSamplerArg', env: 'OTEL_TRACES_SAMPLER_ARG', default: '1', description: 'ratio of traces sampled by the traceidratio samplers, from 0 to 1', parse: ratio },
+  { key: 'graphiql', env: 'GRAPHIQL', default: 'true', productionDefault: 'false', description: 'serve GraphiQL at /graphql to browsers: true or false', parse: flag },
   { key: 'shutdownGraceMs', env: 'SHUTDOWN_GRACE_MS', default: '10000', description: 'on SIGTERM/SIGINT, time in-flight requests get to finish, in milliseconds', parse: integer(0, 600_000) },
+  { key: 'nodeEnv', env: 'NODE_ENV', default: 'development', description: 'production: INTROSPECTION and GRAPHIQL default to false', parse: (raw: string) => raw },
+  { key: 'introspection', env: 'INTROSPECTION', default: 'true', productionDefault: 'false', description: 'answer introspection (__schema, __type) and the federation SDL (_service): true or false', parse: flag },
+  { key: 'requestMaxBytes', env: 'REQUEST_MAX_BYTES', default: String(1024 * 1024), description: 'largest request body that is not an upload, in bytes', parse: integer(1, 2 ** 31) },
+  { key: 'batchMaxOperations', env: 'BATCH_MAX_OPERATIONS', default: '0', description: 'most operations in one batched request (a JSON array body); 0 turns batching off', parse: integer(0, 1000) },
+  { key: 'queryMaxDepth', env: 'QUERY_MAX_DEPTH', default: '10', description: 'deepest nesting of fields in an operation', parse: integer(1, 1000) },
+  { key: 'queryMaxAliases', env: 'QUERY_MAX_ALIASES', default: '50', description: 'most aliases in an operation', parse: integer(0, 100_000) },
+  { key: 'queryMaxTokens', env: 'QUERY_MAX_TOKENS', default: '2000', description: 'most tokens (names, punctuation, values) in a document', parse: integer(1, 10_000_000) },
+  { key: 'queryMaxDirectives', env: 'QUERY_MAX_DIRECTIVES', default: '20', description: 'most directives in an operation', parse: integer(0, 100_000) },
+  { key: 'queryMaxCost', env: 'QUERY_MAX_COST', default: '1000', description: 'highest estimated cost of an operation (1 per scalar, 2 per object, times 1.5 per level)', parse: integer(1, 100_000_000) },
+  { key: 'listArgumentMaxItems', env: 'LIST_ARGUMENT_MAX_ITEMS', default: '100', description: 'most items in one list argument (pets ids, tags, statuses, users, photo URLs)', parse: integer(1, 1_000_000) },
+  { key: 'upstreamMaxCallsPerOperation', env: 'UPSTREAM_MAX_CALLS_PER_OPERATION', default: '200', description: 'most upstream calls one operation makes; further calls fail with UPSTREAM_FANOUT_LIMIT', parse: integer(1, 1_000_000) },
+  { key: 'rateLimitPerMinute', env: 'RATE_LIMIT_PER_MINUTE', default: '600', description: 'requests per minute of one client (its credential, else its address); 0: no limit', parse: integer(0, 100_000_000) },
+  { key: 'rateLimitAddressPerMinute', env: 'RATE_LIMIT_ADDRESS_PER_MINUTE', default: '6000', description: 'requests per minute from one address, whatever credentials they carry; 0: no limit', parse: integer(0, 100_000_000) },
+  { key: 'trustProxyHops', env: 'TRUST_PROXY_HOPS', default: '0', description: 'proxies in front of the gateway whose X-Forwarded-For entry gives the client address', parse: integer(0, 10) },
+  { key: 'csrfPrevention', env: 'CSRF_PREVENTION', default: 'true', description: 'require a CSRF header (x-graphql-csrf) on GET, form and multipart requests: true or false', parse: flag },
+  { key: 'corsOrigins', env: 'CORS_ORIGINS', default: undefined, description: 'origins whose pages may call the gateway (comma-separated), or *; unset: same origin only', parse: origins },
+  { key: 'trustedDocuments', env: 'TRUSTED_DOCUMENTS', default: undefined, description: 'path of a trusted documents manifest (JSON: hash -> document); set: only those documents run', parse: (raw: string) => raw },
+  { key: 'responseCacheTtlMs', env: 'RESPONSE_CACHE_TTL_MS', default: '0', description: 'serve repeated identical queries of one caller from memory for this long, in milliseconds; 0: no response cache', parse: integer(0, 86_400_000) },
+  { key: 'responseCacheTtlPerType', env: 'RESPONSE_CACHE_TTL_PER_TYPE', default: undefined, description: 'cache lifetime of answers holding a type or field, in milliseconds: Type=ms,Type.field=ms (e.g. Inventory=1000)', parse: ttlPerType },
 ] as const satisfies readonly Setting<Config, keyof Config>[];
 
 /** Settings → values: flags first, then the environment, then the default; empty counts as unset. */
@@ -145,10 +262,13 @@ function readSettings<C>(settings: readonly Setting<C, keyof C>[], argv: readonl
     throw new ConfigError(error instanceof Error ? error.message : 'unreadable command line');
   }
   const values: Partial<C> = {};
+  // NODE_ENV=production switches the settings that have a production default to it.
+  const production = [flags['node-env'], env['NODE_ENV']].find((value) => typeof value === 'string' && value !== '') === 'production';
   for (const setting of settings) {
     const given = flags[flagName(setting.env).slice(2)];
     // An empty value (`PORT=` in an env file) means "not set", as it does for most tools.
-    const raw = [typeof given === 'string' ? given : undefined, env[setting.env]].find((value) => value !== undefined && value !== '') ?? setting.default;
+    const fallback = production && setting.productionDefault !== undefined ? setting.productionDefault : setting.default;
+    const raw = [typeof given === 'string' ? given : undefined, env[setting.env]].find((value) => value !== undefined && value !== '') ?? fallback;
     if (raw !== undefined) values[setting.key] = setting.parse(raw, setting.env);
   }
   return values as C;
@@ -182,7 +302,7 @@ export function flagName(env: string): string {
 
 /** The text of `--help`. */
 export function helpText(): string {
-  const rows = SETTINGS.map((setting) => `  ${flagName(setting.env).padEnd(32)} ${setting.env.padEnd(30)} ${setting.description}${setting.default !== undefined ? ` (default ${setting.default})` : ''}`);
+  const rows = SETTINGS.map((setting) => `  ${flagName(setting.env).padEnd(32)} ${setting.env.padEnd(30)} ${setting.description}${setting.default !== undefined ? ` (default ${setting.default}${'productionDefault' in setting ? `; ${setting.productionDefault} when NODE_ENV=production` : ''})` : ''}`);
   return [
     'Usage: npm start -- [flags]   (each flag can also be set by its environment variable)',
     '',
@@ -242,7 +362,8 @@ export function upstreamTimeouts(config: TimeoutSettings, area: 'petstore' | 'pl
 export function changedSettings(config: Config): string[] {
   return SETTINGS.flatMap((setting) => {
     const value = config[setting.key];
-    const defaultValue = setting.default === undefined ? undefined : setting.parse(setting.default, setting.env);
+    const defaultText = config.nodeEnv === 'production' && 'productionDefault' in setting ? setting.productionDefault : setting.default;
+    const defaultValue = defaultText === undefined ? undefined : setting.parse(defaultText, setting.env);
     if (value === defaultValue) return [];
     const shown = typeof value === 'string' && setting.key.endsWith('Url') ? redactUrl(value) : String(value);
     return [`${setting.env}=${shown}`];

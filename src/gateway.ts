@@ -6,16 +6,25 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
 import { upstreamTimeouts, type Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
+import { responseCachePlugins } from './cache/response-cache.js';
 import { maskError } from './errors.js';
-import { createLogger } from './logger.js';
+import { graphiqlOptions } from './graphiql.js';
+import { createObservability, type ObservabilityDependencies } from './observability/index.js';
 import { createSchema } from './schema.js';
+import { createSecurity } from './security/index.js';
+import type { UpstreamCallBudget } from './security/fan-out.js';
 import { useStreamingUploads } from './uploads.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamService } from './upstream/http.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 
 /** The configuration with both upstreams resolved (to their URLs or to the emulator's). */
-export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & { petstoreUrl: string; plantsUrl: string };
+export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & {
+  petstoreUrl: string;
+  plantsUrl: string;
+  /** the upstreams are the embedded emulator: GraphiQL opens with its demo credentials. @default false */
+  emulator?: boolean;
+};
 
 /** A gateway: the yoga instance (a request handler) and how to release its upstream pools. */
 export type Gateway = {
@@ -42,26 +51,53 @@ function clientOptions(config: GatewayConfig, service: UpstreamService, logger: 
   };
 }
 
+/** What the gateway is built with besides its configuration; tests and the benchmark replace parts. */
+export type GatewayDependencies = ObservabilityDependencies & {
+  /**
+   * Builds the client of one upstream area. The benchmark's framework ceiling passes one that
+   * answers from memory, so the whole stack runs without an upstream call.
+   * @default createUpstreamClient (an undici pool per area)
+   */
+  createUpstreamClient?: typeof createUpstreamClient;
+};
+
 /** Builds the gateway for a configuration. */
-export function createGateway(config: GatewayConfig): Gateway {
-  const logging = createLogger(config.logLevel);
-  const petstoreClient = createUpstreamClient('petstore', clientOptions(config, 'petstore', logging));
-  const plantsClient = createUpstreamClient('plants', clientOptions(config, 'plants', logging));
-  const upstreams: Upstreams = {
-    petstore: createPetstoreApi(petstoreClient, { bodyFormat: config.petstoreBodyFormat, accept: config.petstoreAccept }),
-    plants: createPlantsApi(plantsClient),
-  };
+export function createGateway(config: GatewayConfig, dependencies: GatewayDependencies = {}): Gateway {
+  // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). First: a bad manifest stops here.
+  const security = createSecurity(config, { maxFiles: 5 });
+  // The log, metrics, traces, /metrics and /readiness (src/observability/).
+  const observability = createObservability(config, dependencies);
+  const logging = observability.logger;
+  const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
+  const petstoreClient = createClient('petstore', { ...clientOptions(config, 'petstore', logging), observer: observability.observeUpstream });
+  const plantsClient = createClient('plants', { ...clientOptions(config, 'plants', logging), observer: observability.observeUpstream });
+  // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
+  const upstreamsFor = (budget: UpstreamCallBudget): Upstreams => ({
+    petstore: createPetstoreApi(budget.limit(petstoreClient), { bodyFormat: config.petstoreBodyFormat, accept: config.petstoreAccept }),
+    plants: createPlantsApi(budget.limit(plantsClient)),
+  });
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
-    schema: createSchema(),
-    context: ({ request }) => createContext(request, upstreams),
+    schema: security.schema(createSchema()),
+    context: ({ request }) => createContext(request, upstreamsFor(security.budget())),
     maskedErrors: { maskError },
-    graphiql: config.graphiql,
+    // GraphiQL, CORS, batching and the body limit, as configured.
+    ...security.yogaOptions,
     // GraphiQL with its assets inlined: the page needs no CDN, so it works offline.
     renderGraphiQL,
+    // Example operations for every area; demo credentials only on the embedded emulator.
+    graphiql: config.graphiql ? graphiqlOptions({ emulator: config.emulator ?? false }) : false,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
-    plugins: [useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: 5 })],
+    plugins: [
+      useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: 5 }),
+      ...security.plugins,
+      // Off unless RESPONSE_CACHE_TTL_MS is set (src/cache/response-cache.ts).
+      ...responseCachePlugins({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }),
+      // Last: it logs and counts results and responses as they leave, every error with its final
+      // code; its instrumentation still wraps the whole request, refused ones included.
+      observability.plugin,
+    ],
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
     logging,
   });
@@ -69,7 +105,7 @@ export function createGateway(config: GatewayConfig): Gateway {
   return {
     yoga,
     close: async () => {
-      await Promise.all([petstoreClient.close(), plantsClient.close()]);
+      await Promise.all([petstoreClient.close(), plantsClient.close(), observability.close()]);
     },
   };
 }

@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl } from './config.js';
 import { startEmulator } from './emulator/server.js';
 import { createGateway } from './gateway.js';
+import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/index.js';
+import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
 import { printSubgraphSdl } from './schema.js';
 
 async function main(): Promise<void> {
@@ -24,7 +26,7 @@ async function main(): Promise<void> {
   const emulator = config.petstoreUrl === undefined || config.plantsUrl === undefined ? await startEmulator({ recordRequests: false }) : undefined;
   const petstoreUrl = emulator?.petstoreUrl ?? config.petstoreUrl ?? '';
   const plantsUrl = emulator?.plantsUrl ?? config.plantsUrl ?? '';
-  const gateway = createGateway({ ...config, petstoreUrl, plantsUrl });
+  const gateway = createGateway({ ...config, petstoreUrl, plantsUrl, emulator: emulator !== undefined });
 
   const server = createServer(gateway.yoga);
   // The answers being written, so that a stop can see what is in flight and close each connection once its answer is out.
@@ -49,12 +51,16 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const changed = changedSettings(config);
+  const origin = `http://${shownHost}:${port}`;
+  const exporter = tracesExporter(config);
   console.log(
     [
-      `GraphQL gateway ready: http://${shownHost}:${port}${gateway.yoga.graphqlEndpoint}${config.graphiql ? ' (GraphiQL in a browser)' : ''}`,
+      `GraphQL gateway ready: ${origin}${gateway.yoga.graphqlEndpoint}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
       emulator
-        ? `Upstreams: embedded emulator (pet store ${emulator.petstoreUrl}, plants ${emulator.plantsUrl})`
+        ? `Upstreams: embedded emulator (pet store ${emulator.petstoreUrl}, plants ${emulator.plantsUrl})${config.graphiql ? '; GraphiQL has demo credentials' : ''}`
         : `Upstreams: pet store ${redactUrl(petstoreUrl)}, plants ${redactUrl(plantsUrl)}`,
+      `Operations: ${origin}${HEALTH_PATH} (liveness), ${origin}${READINESS_PATH} (upstreams reachable)${config.metrics ? `, ${origin}${METRICS_PATH} (Prometheus)` : ''}`,
+      `Tracing: ${exporter === undefined ? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)' : exporter === 'console' ? 'spans written to stdout' : `OTLP to ${redactUrl(otlpTracesUrl(config))}`}`,
       `Settings changed from defaults: ${changed.length > 0 ? changed.join(' ') : 'none'}`,
     ].join('\n'),
   );

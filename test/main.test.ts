@@ -53,6 +53,56 @@ describe('npm start', () => {
     expect(code).toBe(0);
   });
 
+  it('prints where GraphiQL is, the upstreams, the operations endpoints, tracing, and the settings changed from defaults', async () => {
+    const { output } = start({ UPSTREAM_RETRIES: '0', LOG_LEVEL: 'warn' });
+
+    const [, origin] = await waitFor(output, /GraphQL gateway ready: (http:\/\/127\.0\.0\.1:\d+)\/graphql \(open it in a browser for GraphiQL\)\n/);
+    const banner = output().split('\n').slice(0, 5);
+    expect(banner.slice(1)).toEqual([
+      expect.stringMatching(/^Upstreams: embedded emulator \(pet store http:\/\/127\.0\.0\.1:\d+\/api\/v3, plants http:\/\/127\.0\.0\.1:\d+\); GraphiQL has demo credentials$/),
+      `Operations: ${origin}/health (liveness), ${origin}/readiness (upstreams reachable), ${origin}/metrics (Prometheus)`,
+      'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)',
+      'Settings changed from defaults: HOST=127.0.0.1 PORT=0 UPSTREAM_RETRIES=0 LOG_LEVEL=warn',
+    ]);
+  });
+
+  it('names the OTLP endpoint spans go to when tracing is switched on', async () => {
+    const { output } = start({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SERVICE_NAME: 'pets' });
+
+    await waitFor(output, /Settings changed from defaults/);
+    expect(output()).toContain('Tracing: OTLP to http://127.0.0.1:4318/v1/traces\n');
+    expect(output()).toMatch(/Settings changed from defaults: .*OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/127\.0\.0\.1:4318 OTEL_SERVICE_NAME=pets/);
+  });
+
+  it('writes one JSON line per request to stdout, with the request id it answers with', async () => {
+    const { output } = start({});
+    const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
+
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', api_key: 'demo' }, body: JSON.stringify({ query: 'query Cat { pet(id: 1) { name } }' }) });
+    const [line = ''] = await waitFor(output, /^\{.*"msg":"POST \/graphql Cat 200"\}$/m);
+
+    expect(JSON.parse(line)).toMatchObject({
+      level: 'info',
+      requestId: response.headers.get('x-request-id'),
+      operationName: 'Cat',
+      status: 200,
+      upstreamCalls: 1,
+      upstream: [{ service: 'petstore', operation: 'getPetById', status: 200 }],
+    });
+  });
+
+  it.each([
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '2' }, /Configuration error: OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "2"/],
+    ['READINESS_TIMEOUT_MS', { READINESS_TIMEOUT_MS: 'soon' }, /Configuration error: READINESS_TIMEOUT_MS must be an integer from 1 to 60000, got "soon"/],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' }, /Configuration error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/],
+  ])('stops with exit code 1 and a message naming a bad %s', async (_, env, message) => {
+    const { exited, output } = start(env);
+
+    expect(await exited).toBe(1);
+    expect(output()).toMatch(message);
+    expect(output()).not.toMatch(/GraphQL gateway ready/);
+  });
+
   it('stops with exit code 1 and a message naming a bad setting', async () => {
     const { child, output } = start({ PORT: 'eighty' });
 
@@ -88,7 +138,9 @@ describe('npm start', () => {
 
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    for (const flag of ['--port', '--petstore-url', '--plants-url', '--petstore-body-format', '--upstream-timeout-ms']) expect(output()).toContain(flag);
+    for (const flag of ['--port', '--petstore-url', '--plants-url', '--petstore-body-format', '--upstream-timeout-ms', '--metrics', '--readiness-timeout-ms', '--otel-exporter-otlp-endpoint', '--otel-traces-exporter']) {
+      expect(output()).toContain(flag);
+    }
   });
 });
 
@@ -144,6 +196,14 @@ describe('npm start against upstreams', () => {
     expect(await exited).toBe(0);
     expect(output()).toMatch(/\nstopped\n/);
     expect(upstream.requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
+  });
+
+  it('says which upstream URLs it uses (without their credentials), and offers GraphiQL no demo credentials', async () => {
+    const { output } = await startAgainst({ PLANTS_URL: upstream.url.replace('http://', 'http://ops:pl4nts-secret@') });
+
+    expect(output()).toContain(`Upstreams: pet store ${upstream.url}/api/v3, plants ${upstream.url}\n`);
+    expect(output()).not.toContain('pl4nts-secret');
+    expect(output()).not.toContain('demo credentials');
   });
 
   it('cuts a request still unfinished after SHUTDOWN_GRACE_MS, and exits 0', async () => {

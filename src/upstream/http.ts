@@ -73,6 +73,34 @@ export type UpstreamClientOptions = {
   retryBackoffMaxMs?: number;
   /** called before each retry, for logs and metrics */
   onRetry?: (event: RetryEvent) => void;
+  /** watches every call (metrics, traces, the request log): may add headers to it, and hears how it ended */
+  observer?: UpstreamObserver;
+};
+
+/**
+ * Watches upstream calls without taking part in them: `src/observability/` counts, traces and
+ * logs them through this one hook, so that this module stays about HTTP.
+ */
+export type UpstreamObserver = (call: { service: UpstreamService; operation: string; method: UpstreamRequest['method'] }) => UpstreamCallWatch;
+
+/** One call being watched. */
+export type UpstreamCallWatch = {
+  /** headers added to every attempt (trace context, request id); the call's own headers win */
+  headers?: Readonly<Record<string, string>>;
+  /** called once, when the call has ended, however it ended */
+  end(outcome: UpstreamCallOutcome): void;
+};
+
+/** How a watched call ended. */
+export type UpstreamCallOutcome = {
+  /** the last answer's HTTP status, when there was one */
+  status?: number;
+  /** why it failed; undefined when it succeeded. `aborted`: its request body failed (the client went away, an upload limit) */
+  failure?: UpstreamFailure | 'aborted';
+  /** retries made */
+  retries: number;
+  /** from the start of the call to its end, retries and the waits between them included */
+  durationMs: number;
 };
 
 /** A retry about to happen. */
@@ -107,6 +135,11 @@ export type UpstreamRequest = {
    * @default false
    */
   ignoreBody?: boolean;
+  /**
+   * Secrets the call carries besides its credential headers (a user's password in the body): an
+   * upstream message that echoes one gets `[redacted]` in its place, like a credential.
+   */
+  secrets?: readonly string[];
 };
 
 /** A successful (2xx) answer, its body decoded by its own Content-Type. */
@@ -189,24 +222,51 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   });
 
   async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
-    const secrets = credentialValues(call.headers);
+    const watch = options.observer?.({ service, operation: call.operation, method: call.method });
+    if (watch === undefined) return send(call, () => undefined);
+    const started = performance.now();
+    let retries = 0;
+    const end = (outcome: Pick<UpstreamCallOutcome, 'status' | 'failure'>) => watch.end({ ...outcome, retries, durationMs: performance.now() - started });
+    try {
+      const response = await send(watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call, (retry) => (retries = retry));
+      end({ status: response.status });
+      return response;
+    } catch (error) {
+      end(error instanceof UpstreamError ? { status: error.status, failure: error.failure } : { failure: 'aborted' });
+      throw error;
+    }
+  }
+
+  /** One call, retried as its method and failure allow; `retried` hears the number of each retry. */
+  async function send(call: UpstreamRequest, retried: (retry: number) => void): Promise<UpstreamResponse> {
+    const secrets = [...credentialValues(call.headers), ...(call.secrets ?? []).filter((secret) => secret !== '')];
     const fail: Fail = (failure, message, status, code) =>
       new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
     const started = performance.now();
-    const deadline = AbortSignal.timeout(timeoutMs);
+    // The deadline's timer is cleared as soon as the call ends. (AbortSignal.timeout would keep
+    // each signal, and what undici hangs on it, alive for the whole timeout: under load that
+    // is seconds of calls promoted to the old heap, and a resident set far above the live data.)
+    const deadlineController = new AbortController();
+    const deadlineTimer = setTimeout(() => deadlineController.abort(new DOMException(`deadline of ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const deadline = deadlineController.signal;
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
     const idempotent = call.method === 'GET';
 
-    for (let retry = 0; ; retry += 1) {
-      const outcome = await attempt(call, deadline, fail);
-      if (outcome.ok) return outcome.response;
-      if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
-      const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
-      // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
-      if (performance.now() - started + delayMs >= timeoutMs) throw afterRetries(outcome.error, retry);
-      options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason });
-      await sleep(delayMs);
+    try {
+      for (let retry = 0; ; retry += 1) {
+        const outcome = await attempt(call, deadline, fail);
+        if (outcome.ok) return outcome.response;
+        if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
+        const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
+        // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
+        if (performance.now() - started + delayMs >= timeoutMs) throw afterRetries(outcome.error, retry);
+        options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason });
+        retried(retry + 1);
+        await sleep(delayMs);
+      }
+    } finally {
+      clearTimeout(deadlineTimer);
     }
   }
 
@@ -337,7 +397,7 @@ function isTransportError(error: unknown): boolean {
   return error.name === 'TimeoutError' || error.name === 'AbortError' || (code !== undefined && /^(UND_ERR_|E[A-Z]+$)/.test(code));
 }
 
-/** The call's deadline (its AbortSignal.timeout) ran out. */
+/** The call's deadline ran out (its signal aborts with a TimeoutError). */
 function isDeadline(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError';
 }

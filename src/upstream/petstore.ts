@@ -175,7 +175,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `POST /user` (no credential). */
     async createUser(user: NewUserPayload): Promise<UserPayload> {
-      const call = { operation: 'createUser', method: 'POST', path: '/user', body: encodeBody(options.bodyFormat, NewUserShape, user) } as const;
+      const call = { operation: 'createUser', method: 'POST', path: '/user', body: encodeBody(options.bodyFormat, NewUserShape, user), secrets: passwords([user]) } as const;
       return decodePayload(client, call.operation, UserShape, await send(call));
     },
 
@@ -187,7 +187,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     async createUsersWithListInput(users: readonly NewUserPayload[]): Promise<UserPayload[] | undefined> {
       const operation = 'createUsersWithListInput';
       const body = { contentType: 'application/json', data: encodeJson(NewUserListShape, [...users]) };
-      const response = await send({ operation, method: 'POST', path: '/user/createWithList', body });
+      const response = await send({ operation, method: 'POST', path: '/user/createWithList', body, secrets: passwords(users) });
       return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
     },
 
@@ -202,7 +202,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * (the reference server), undefined when it answers with no body (as the interface declares).
      */
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
-      const call = { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, body: encodeBody(options.bodyFormat, NewUserShape, user) } as const;
+      const call = { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, body: encodeBody(options.bodyFormat, NewUserShape, user), secrets: passwords([user]) } as const;
       const response = await send(call);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },
@@ -212,6 +212,11 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       await send({ operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}`, ignoreBody: true });
     },
   };
+}
+
+/** The passwords users carry: kept out of any message their call fails with. */
+function passwords(users: readonly NewUserPayload[]): string[] {
+  return users.flatMap((user) => (user.password ? [user.password] : []));
 }
 
 /** An ApiResponse has `code`/`type`/`message`; a Pet (the reference server's upload answer) has none of them. */

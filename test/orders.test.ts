@@ -3,9 +3,9 @@
  * format (int64 ids and DateTime exact on the wire), the credentials each call carries, and the
  * order's pet (batched lookups, partial data when a pet is missing or cannot be read).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, API_KEY, received, type Stack, startStack, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, received, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 
@@ -79,15 +79,7 @@ const ORDER_BODIES: Record<BodyFormat, { contentType: string; body: string }> = 
 };
 
 describe.each(['json', 'xml', 'form'] as const)('placeOrder with %s bodies', (format) => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ petstoreBodyFormat: format });
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack({ petstoreBodyFormat: format });
 
   /**
    * The ship date the pet store stores for ORDER_INPUT placed between `from` and `to`: the one

@@ -3,10 +3,10 @@
  * format the pet store accepts (the exact bytes sent, int64 ids kept exact), answers read from
  * XML, updatePetWithForm, priming of the pet loader, and which credential each call carries.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../src/emulator/server.js';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, BEARER, summary, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 const MAX_INT64 = '9223372036854775807';
@@ -71,15 +71,7 @@ function bearerOnly(method: string, path: string, contentType: string, body: str
 
 describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
   const wire = WIRE[format];
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ petstoreBodyFormat: format });
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack({ petstoreBodyFormat: format });
 
   describe('addPet', () => {
     it('sends the whole pet to POST /pet as the exact body, with the bearer token only, and returns it', async () => {
@@ -148,15 +140,7 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
 });
 
 describe('form bodies', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ petstoreBodyFormat: 'form' });
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack({ petstoreBodyFormat: 'form' });
 
   it('names nested fields with bracket keys: category[id], photoUrls[0], tags[0][name]', async () => {
     const result = await stack.gql(ADD_PET, { input: REX }, ALL_CREDENTIALS);
@@ -181,15 +165,7 @@ describe('form bodies', () => {
 });
 
 describe('with XML answers (petstoreAccept: xml)', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ petstoreAccept: 'xml' });
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack({ petstoreAccept: 'xml' });
 
   it('asks for application/xml and returns the same pet, one-item photo and tag lists still lists', async () => {
     const pet = { id: MAX_INT64, name: 'Solo', photoUrls: ['only.png'], category: { id: '1', name: 'Dogs' }, tags: [{ id: '5', name: 'lonely' }], status: 'AVAILABLE' };
@@ -215,15 +191,7 @@ describe('with XML answers (petstoreAccept: xml)', () => {
 });
 
 describe('updatePetWithForm', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack();
 
   it('sends POST /pet/{id}?name=…&status=sold with no body and the bearer token only, and returns the changed pet', async () => {
     const result = await stack.gql('mutation { updatePetWithForm(id: 1, name: "New Name", status: SOLD) { id name status } }', {}, ALL_CREDENTIALS);
@@ -247,15 +215,7 @@ describe('updatePetWithForm', () => {
 });
 
 describe('pet mutations and the pet loader', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack();
 
   it('reuses a pet added earlier in the same mutation: a later order shows it without GET /pet/{id}', async () => {
     const result = await stack.gql(
@@ -273,15 +233,7 @@ describe('pet mutations and the pet loader', () => {
 });
 
 describe('pet mutations without credentials', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack();
 
   it('addPet sends the upstream no authorization header', async () => {
     await stack.gql(ADD_PET, { input: { id: '77', name: 'Neo' } });

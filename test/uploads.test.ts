@@ -6,10 +6,10 @@
  */
 import { Agent } from 'node:http';
 import type { Socket } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../src/emulator/server.js';
 import { CLOSING, multipartBody, multipartOpening, openMultipart, postMultipart, uploadParts, type Part } from './helpers/multipart.js';
-import { ALL_CREDENTIALS, BEARER, startStack, summary, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, BEARER, type Stack, summary, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 const UPLOAD = `mutation ($petId: ID!, $file: File!, $additionalMetadata: String) {
@@ -75,15 +75,7 @@ function upstreamUploadWith(stack: Stack, bytes: number) {
 }
 
 describe('uploadPetImage', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack();
 
   it("returns the pet store's ApiResponse for the uploaded file", async () => {
     const file = fileOf(256);
@@ -248,15 +240,7 @@ describe('uploadPetImage', () => {
 });
 
 describe('uploadPetImage over uploadMaxBytes', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ uploadMaxBytes: 1024 });
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack({ uploadMaxBytes: 1024 });
 
   const tooLarge = {
     status: 413,

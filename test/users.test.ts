@@ -3,9 +3,9 @@
  * one path segment), creating and updating users in each body format, and the password, which
  * goes upstream but never comes back out of the graph.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, received, type Stack, startStack, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, received, type Stack, useStack } from './helpers/stack.js';
 import { UPSTREAM } from './helpers/upstream.js';
 
 
@@ -159,15 +159,7 @@ const CREATE_USER = `mutation ($input: UserInput!) { createUser(input: $input) {
 const UPDATE_USER = `mutation ($username: String!, $input: UserInput!) { updateUser(username: $username, input: $input) { ${USER_FIELDS} } }`;
 
 describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ petstoreBodyFormat: format });
-  });
-  afterAll(() => stack.close());
-  beforeEach(() => {
-    stack.emulator.reset();
-    stack.upstream();
-  });
+  const stack = useStack({ petstoreBodyFormat: format });
 
   describe('createUser', () => {
     it('returns the created user, its int64 id exact', async () => {

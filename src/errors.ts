@@ -77,8 +77,7 @@ export function maskError(error: unknown, message: string): Error {
       },
     });
   }
-  // graphql-jit's variable errors are GraphQLErrors without `extensions`, whatever the type says.
-  if (error instanceof GraphQLError && error.extensions?.['originalError'] !== undefined) {
+  if (error instanceof GraphQLError && error.extensions['originalError'] !== undefined) {
     // yoga attaches the parser's own message (which quotes the request body) to some request
     // errors; the code and message say enough.
     const { originalError: _dropped, ...extensions } = error.extensions;

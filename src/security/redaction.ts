@@ -65,12 +65,11 @@ export function useSecretRedaction(): Plugin {
 /**
  * GraphQL's refusal of a variable's value ("Variable "$id" got invalid value …") is the one
  * request error that comes without a code; it gets BAD_USER_INPUT like every other bad argument,
- * and HTTP 400 whichever executor (graphql-js, graphql-jit) produced it: nothing ran.
+ * and HTTP 400: nothing ran.
  */
 export function useVariableErrorCode(): Plugin {
   const coded = (error: GraphQLError) =>
-    // graphql-jit's variable errors have no `extensions` at all.
-    error.extensions?.['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
+    error.extensions['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
       ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })
       : error;
   return {

@@ -16,6 +16,15 @@ export type Config = Readonly<{
   petstoreUrl: string | undefined;
   /** plant area base URL; undefined runs the embedded emulator */
   plantsUrl: string | undefined;
+  /**
+   * true: run the embedded emulator whatever the URLs say; false: never. Unset: run it when
+   * neither URL is set and NODE_ENV is not production (in production that is a start error).
+   */
+  emulator: boolean | undefined;
+  /** processes serving requests: a number, or 'auto' for the cores the process may use (CPU quota included). @default 1, 'auto' when NODE_ENV=production */
+  workers: number | 'auto';
+  /** identical upstream GETs in flight at the same time share one call. @default true */
+  upstreamDedupe: boolean;
   /** body format of the pet store's (J/X/F) operations. @default 'json' */
   petstoreBodyFormat: BodyFormat;
   /** response format asked of the pet store. @default 'json' */
@@ -102,9 +111,9 @@ export type Config = Readonly<{
   listArgumentMaxItems: number;
   /** most upstream calls one operation makes; further calls fail with UPSTREAM_FANOUT_LIMIT. @default 200 */
   upstreamMaxCallsPerOperation: number;
-  /** requests per minute of one client (its credential, else its address); 0: no limit. @default 600 */
+  /** requests per minute of one client (its credential, else its address); 0: no limit. @default 0 */
   rateLimitPerMinute: number;
-  /** requests per minute from one address whatever credentials they carry; 0: no limit. @default 6000 */
+  /** requests per minute from one address whatever credentials they carry; 0: no limit. @default 0 */
   rateLimitAddressPerMinute: number;
   /** proxies in front of the gateway whose X-Forwarded-For entry is trusted for the client address. @default 0 */
   trustProxyHops: number;
@@ -158,6 +167,8 @@ const url = (raw: string, env: string) => {
   return parsed.toString().replace(/\/+$/, '');
 };
 const flag = (raw: string, env: string) => oneOf('true', 'false')(raw, env) === 'true';
+/** `auto` (the cores this process may use) or a number of processes. */
+const workers = (raw: string, env: string): number | 'auto' => (raw.toLowerCase() === 'auto' ? 'auto' : integer(1, 256)(raw, env));
 /** A number from 0 to 1 (a sampling ratio). */
 const ratio = (raw: string, env: string) => {
   const value = Number(raw);
@@ -196,6 +207,9 @@ export const SETTINGS = [
   { key: 'port', env: 'PORT', default: '4000', description: 'port to listen on (0 picks a free one)', parse: integer(0, 65535) },
   { key: 'petstoreUrl', env: 'PETSTORE_URL', default: undefined, description: 'pet store base URL, ending in /api/v3 (unset with PLANTS_URL: embedded emulator)', parse: url },
   { key: 'plantsUrl', env: 'PLANTS_URL', default: undefined, description: 'plant area base URL (unset with PETSTORE_URL: embedded emulator)', parse: url },
+  { key: 'emulator', env: 'EMULATOR', default: undefined, description: 'true: serve the embedded emulator whatever the URLs say; false: never (unset: when neither URL is set, outside production)', parse: flag },
+  { key: 'workers', env: 'WORKERS', default: '1', productionDefault: 'auto', description: 'processes serving requests: a number, or auto for the cores the process may use (its CPU quota included)', parse: workers },
+  { key: 'upstreamDedupe', env: 'UPSTREAM_DEDUPE', default: 'true', description: 'identical upstream GETs in flight at the same time (same URL, Accept and credential) share one call: true or false', parse: flag },
   { key: 'petstoreBodyFormat', env: 'PETSTORE_BODY_FORMAT', default: 'json', description: 'body format of POST/PUT /pet, POST /store/order, POST /user, PUT /user/{username}: json, xml or form', parse: oneOf<BodyFormat>('json', 'xml', 'form') },
   { key: 'petstoreAccept', env: 'PETSTORE_ACCEPT', default: 'json', description: 'response format asked of the pet store: json or xml', parse: oneOf('json', 'xml') },
   { key: 'upstreamTimeoutMs', env: 'UPSTREAM_TIMEOUT_MS', default: '10000', description: 'deadline of one upstream call, connect to last byte, retries included, in milliseconds', parse: integer(1, 600_000) },
@@ -239,8 +253,8 @@ export const SETTINGS = [
   { key: 'queryMaxCost', env: 'QUERY_MAX_COST', default: '1000', description: 'highest estimated cost of an operation (1 per scalar, 2 per object, times 1.5 per level)', parse: integer(1, 100_000_000) },
   { key: 'listArgumentMaxItems', env: 'LIST_ARGUMENT_MAX_ITEMS', default: '100', description: 'most items in one list argument (pets ids, tags, statuses, users, photo URLs)', parse: integer(1, 1_000_000) },
   { key: 'upstreamMaxCallsPerOperation', env: 'UPSTREAM_MAX_CALLS_PER_OPERATION', default: '200', description: 'most upstream calls one operation makes; further calls fail with UPSTREAM_FANOUT_LIMIT', parse: integer(1, 1_000_000) },
-  { key: 'rateLimitPerMinute', env: 'RATE_LIMIT_PER_MINUTE', default: '600', description: 'requests per minute of one client (its credential, else its address); 0: no limit', parse: integer(0, 100_000_000) },
-  { key: 'rateLimitAddressPerMinute', env: 'RATE_LIMIT_ADDRESS_PER_MINUTE', default: '6000', description: 'requests per minute from one address, whatever credentials they carry; 0: no limit', parse: integer(0, 100_000_000) },
+  { key: 'rateLimitPerMinute', env: 'RATE_LIMIT_PER_MINUTE', default: '0', description: 'requests per minute of one client (its credential, else its address); 0: no limit', parse: integer(0, 100_000_000) },
+  { key: 'rateLimitAddressPerMinute', env: 'RATE_LIMIT_ADDRESS_PER_MINUTE', default: '0', description: 'requests per minute from one address, whatever credentials they carry; 0: no limit', parse: integer(0, 100_000_000) },
   { key: 'trustProxyHops', env: 'TRUST_PROXY_HOPS', default: '0', description: 'proxies in front of the gateway whose X-Forwarded-For entry gives the client address', parse: integer(0, 10) },
   { key: 'csrfPrevention', env: 'CSRF_PREVENTION', default: 'true', description: 'require a CSRF header (x-graphql-csrf) on GET, form and multipart requests: true or false', parse: flag },
   { key: 'corsOrigins', env: 'CORS_ORIGINS', default: undefined, description: 'origins whose pages may call the gateway (comma-separated), or *; unset: same origin only', parse: origins },
@@ -318,6 +332,14 @@ export function helpText(): string {
  */
 export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
   const config = readSettings<Config>(SETTINGS, argv, env);
+  if (config.emulator === true) return Object.freeze(config);
+  const neither = config.petstoreUrl === undefined && config.plantsUrl === undefined;
+  if (neither && (config.emulator === false || config.nodeEnv === 'production')) {
+    // Demo data must never be served by a production deployment that forgot its upstreams.
+    throw new ConfigError(
+      `PETSTORE_URL and PLANTS_URL must be set${config.emulator === false ? ' when EMULATOR=false' : ' when NODE_ENV=production'} (or set EMULATOR=true to serve the embedded emulator's demo data)`,
+    );
+  }
   if ((config.petstoreUrl === undefined) !== (config.plantsUrl === undefined)) {
     const missing = config.petstoreUrl === undefined ? 'PETSTORE_URL' : 'PLANTS_URL';
     throw new ConfigError(`${missing} must be set too: set both upstream URLs, or neither to use the embedded emulator`);

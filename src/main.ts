@@ -23,7 +23,9 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfig();
-  const emulator = config.petstoreUrl === undefined || config.plantsUrl === undefined ? await startEmulator({ recordRequests: false }) : undefined;
+  // loadConfig has already refused a production start without upstreams (unless EMULATOR=true).
+  const useEmulator = config.emulator ?? (config.petstoreUrl === undefined && config.plantsUrl === undefined);
+  const emulator = useEmulator ? await startEmulator({ recordRequests: false }) : undefined;
   const petstoreUrl = emulator?.petstoreUrl ?? config.petstoreUrl ?? '';
   const plantsUrl = emulator?.plantsUrl ?? config.plantsUrl ?? '';
   const gateway = createGateway({ ...config, petstoreUrl, plantsUrl, emulator: emulator !== undefined });

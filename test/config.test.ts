@@ -26,6 +26,8 @@ describe('loadConfig', () => {
       port: 4000,
       petstoreUrl: undefined,
       plantsUrl: undefined,
+      workers: 1,
+      upstreamDedupe: true,
       petstoreBodyFormat: 'json',
       petstoreAccept: 'json',
       upstreamTimeoutMs: 10000,
@@ -55,8 +57,9 @@ describe('loadConfig', () => {
       queryMaxCost: 1000,
       listArgumentMaxItems: 100,
       upstreamMaxCallsPerOperation: 200,
-      rateLimitPerMinute: 600,
-      rateLimitAddressPerMinute: 6000,
+      // Opt-in: behind a load balancer every caller shares one address.
+      rateLimitPerMinute: 0,
+      rateLimitAddressPerMinute: 0,
       trustProxyHops: 0,
       csrfPrevention: true,
       responseCacheTtlMs: 0,
@@ -114,6 +117,8 @@ describe('loadConfig', () => {
       UPSTREAM_MAX_CALLS_PER_OPERATION: '30',
       RATE_LIMIT_PER_MINUTE: '0',
       RATE_LIMIT_ADDRESS_PER_MINUTE: '120',
+      WORKERS: '3',
+      UPSTREAM_DEDUPE: 'false',
       TRUST_PROXY_HOPS: '1',
       CSRF_PREVENTION: 'false',
       CORS_ORIGINS: 'https://app.example, http://localhost:5173',
@@ -128,6 +133,8 @@ describe('loadConfig', () => {
       // A trailing slash is dropped, so that paths join the same way whatever the user wrote.
       petstoreUrl: 'https://petstore3.swagger.io/api/v3',
       plantsUrl: 'https://plants.example',
+      workers: 3,
+      upstreamDedupe: false,
       petstoreBodyFormat: 'xml',
       petstoreAccept: 'xml',
       upstreamTimeoutMs: 2500,
@@ -278,6 +285,33 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
 
   it('PLANTS_URL without PETSTORE_URL names PETSTORE_URL as missing', () => {
     expect(configError([], { PLANTS_URL: BOTH_URLS.PLANTS_URL }).message).toMatch(/^PETSTORE_URL must be set too/);
+  });
+
+  it('NODE_ENV=production without upstream URLs names PETSTORE_URL: demo data is never served by accident', () => {
+    expect(configError([], { NODE_ENV: 'production' }).message).toBe(
+      "PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production (or set EMULATOR=true to serve the embedded emulator's demo data)",
+    );
+  });
+
+  it('EMULATOR=false without upstream URLs names PETSTORE_URL', () => {
+    expect(configError([], { EMULATOR: 'false' }).message).toMatch(/^PETSTORE_URL and PLANTS_URL must be set when EMULATOR=false/);
+  });
+
+  it('EMULATOR=true runs the emulator in production, and whatever the URLs say', () => {
+    expect(loadConfig([], { NODE_ENV: 'production', EMULATOR: 'true' })).toMatchObject({ emulator: true, workers: 'auto' });
+    expect(loadConfig([], { EMULATOR: 'true', PETSTORE_URL: BOTH_URLS.PETSTORE_URL })).toMatchObject({ emulator: true, petstoreUrl: BOTH_URLS.PETSTORE_URL });
+  });
+
+  it.each([
+    ['auto', 'auto'],
+    ['AUTO', 'auto'],
+    ['4', 4],
+  ] as const)('WORKERS=%s is read as %s', (raw, expected) => {
+    expect(loadConfig([], { WORKERS: raw }).workers).toBe(expected);
+  });
+
+  it.each(['0', 'many', '-1'])('WORKERS=%s is refused, naming WORKERS', (raw) => {
+    expect(configError([], { WORKERS: raw }).message).toBe(`WORKERS must be an integer from 1 to 256, got "${raw}"`);
   });
 });
 

@@ -147,12 +147,15 @@ describe('introspection (INTROSPECTION)', () => {
 });
 
 describe('NODE_ENV=production', () => {
-  const production = loadConfig([], { NODE_ENV: 'production' });
+  // Production needs its upstreams (or EMULATOR=true): without them the start is refused.
+  const UPSTREAMS = { PETSTORE_URL: 'http://petstore.internal/api/v3', PLANTS_URL: 'http://plants.internal' };
+  const BANNER_URLS = ['PETSTORE_URL=http://petstore.internal/api/v3', 'PLANTS_URL=http://plants.internal'];
+  const production = loadConfig([], { NODE_ENV: 'production', ...UPSTREAMS });
 
   it('turns introspection and GraphiQL off unless they are set', () => {
     expect({ introspection: production.introspection, graphiql: production.graphiql }).toEqual({ introspection: false, graphiql: false });
-    expect(loadConfig([], { NODE_ENV: 'production', INTROSPECTION: 'true', GRAPHIQL: 'true' })).toMatchObject({ introspection: true, graphiql: true });
-    expect(loadConfig(['--node-env', 'production'], {})).toMatchObject({ introspection: false, graphiql: false });
+    expect(loadConfig([], { NODE_ENV: 'production', INTROSPECTION: 'true', GRAPHIQL: 'true', ...UPSTREAMS })).toMatchObject({ introspection: true, graphiql: true });
+    expect(loadConfig(['--node-env', 'production'], UPSTREAMS)).toMatchObject({ introspection: false, graphiql: false });
   });
 
   it('leaves them on in development and in tests', () => {
@@ -160,8 +163,8 @@ describe('NODE_ENV=production', () => {
   });
 
   it('reports only NODE_ENV as changed when the rest are its defaults, and GRAPHIQL=true as a change', () => {
-    expect(changedSettings(production)).toEqual(['NODE_ENV=production']);
-    expect(changedSettings(loadConfig([], { NODE_ENV: 'production', GRAPHIQL: 'true' }))).toEqual(['GRAPHIQL=true', 'NODE_ENV=production']);
+    expect(changedSettings(production)).toEqual([...BANNER_URLS, 'NODE_ENV=production']);
+    expect(changedSettings(loadConfig([], { NODE_ENV: 'production', GRAPHIQL: 'true', ...UPSTREAMS }))).toEqual([...BANNER_URLS, 'GRAPHIQL=true', 'NODE_ENV=production']);
   });
 
   it('says so in --help', () => {

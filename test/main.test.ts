@@ -4,39 +4,21 @@
  * As production runs it: pointed at upstreams (scripted here), it stops gracefully on SIGTERM
  * and SIGINT with a request in flight, and stays up whatever the upstreams do.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { useProcesses, waitFor } from './helpers/process.js';
 import { closedPortUrl, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
 
-const children: ChildProcessWithoutNullStreams[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-});
+const processes = useProcesses();
 
+/**
+ * `src/main.ts` through tsx: the program `npm start` runs compiled (test/build.test.ts runs the
+ * compiled one), without a build before each test.
+ */
 function start(env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    env: { PATH: process.env['PATH'] ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
-  });
-  children.push(child);
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // Listened for from the start, so that an exit is seen however early it comes.
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, output: () => output, exited };
-}
-
-async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = read().match(pattern);
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output so far:\n${read()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return processes.startNode(['--import', 'tsx', 'src/main.ts', ...args], env);
 }
 
 describe('npm start', () => {

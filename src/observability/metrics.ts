@@ -1,8 +1,9 @@
 /**
  * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
- * upstream calls (count by status, duration, retries, timeouts, by service and operation),
- * plus the standard process metrics. Each gateway has its own registry (tests build many);
- * the process metrics are the process's, registered once.
+ * upstream calls (count by status, duration, retries, timeouts, calls answered by joining an
+ * identical one in flight, by service and operation), plus the standard process metrics. Each
+ * gateway has its own registry (tests build many); the process metrics are the process's,
+ * registered once.
  */
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
@@ -31,8 +32,10 @@ const OUTCOMES = {
 export type Metrics = {
   /** counts one finished GraphQL operation */
   observeOperation(operation: OperationRecord): void;
-  /** counts one finished upstream call */
-  observeUpstreamCall(call: { service: UpstreamService; operation: string; method: string }, outcome: UpstreamCallOutcome): void;
+  /** counts one finished upstream call; a `shared` one (it joined a call in flight) is counted by {@link Metrics.observeSharedCall} instead */
+  observeUpstreamCall(call: { service: UpstreamService; operation: string; method: string; shared?: boolean }, outcome: UpstreamCallOutcome): void;
+  /** counts one upstream call that joined an identical one in flight, as it joins */
+  observeSharedCall(call: { service: UpstreamService; operation: string }): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;
 };
@@ -96,6 +99,12 @@ export function createMetrics(): Metrics {
     labelNames: ['service', 'operation'] as const,
     registers,
   });
+  const upstreamShared = new Counter({
+    name: 'upstream_shared_calls_total',
+    help: 'Upstream calls that joined an identical GET already in flight instead of sending a request of their own (UPSTREAM_DEDUPE)',
+    labelNames: ['service', 'operation'] as const,
+    registers,
+  });
 
   const knownNames = new Set<string>();
   const nameLabel = (name: string | undefined): string => {
@@ -114,11 +123,16 @@ export function createMetrics(): Metrics {
       operationDuration.observe({ operation_name, operation_type }, ((operation.ended ?? operation.started) - operation.started) / 1000);
       for (const code of operation.errorCodes) errors.inc({ operation_name, code });
     },
-    observeUpstreamCall({ service, operation, method }, outcome) {
+    observeUpstreamCall({ service, operation, method, shared }, outcome) {
+      // A joined call sent nothing: the call it joined is counted, timed and its retries counted once.
+      if (shared) return;
       upstreamRequests.inc({ service, operation, method, status: outcome.status === undefined ? 'none' : String(outcome.status), outcome: OUTCOMES[outcome.failure ?? 'ok'] });
       upstreamDuration.observe({ service, operation, method }, outcome.durationMs / 1000);
       if (outcome.retries > 0) upstreamRetries.inc({ service, operation }, outcome.retries);
       if (outcome.failure === 'timeout') upstreamTimeouts.inc({ service, operation });
+    },
+    observeSharedCall({ service, operation }) {
+      upstreamShared.inc({ service, operation });
     },
     async render() {
       // Two registries, one exposition: the names do not overlap.

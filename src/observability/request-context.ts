@@ -20,6 +20,8 @@ export type UpstreamCallRecord = {
   /** undefined while the call is in flight */
   durationMs?: number;
   retries?: number;
+  /** true: it joined an identical call already in flight instead of sending one (UPSTREAM_DEDUPE) */
+  shared?: boolean;
 };
 
 /** One GraphQL operation of a request (a batched request has several). */
@@ -55,7 +57,7 @@ export type RequestRecord = {
   /** values no log line may show: the request's credentials and the passwords it sent */
   secrets: string[];
   /** the request's headers, kept only for a debug-level log (credentials redacted there) */
-  headers?: Record<string, string>;
+  headers?: Record<string, string | string[] | undefined>;
   /** the caller's trace context (its `traceparent`), parent of the operation spans */
   traceParent?: Context;
 };

@@ -22,6 +22,8 @@ function upstreamEntry(call: UpstreamCallRecord) {
     // A call still in flight when the answer went out (a failed non-null field ends an operation early).
     ...(call.durationMs === undefined ? { unfinished: true } : { durationMs: round(call.durationMs) }),
     ...(call.retries ? { retries: call.retries } : {}),
+    // Answered by an identical call already in flight (another request's, or this one's): nothing was sent for it.
+    ...(call.shared ? { shared: true } : {}),
   };
 }
 

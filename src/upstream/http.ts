@@ -2,12 +2,14 @@
  * The one place that speaks HTTP to the upstreams: a keep-alive undici pool per upstream
  * origin, timeouts (connect, headers, whole body, and a deadline per call), retries of reads
  * that met a connection error or a 502/503/504, a response size cap, decoding by Content-Type,
- * and a typed {@link UpstreamError} for every failure. Area modules (`petstore.ts`,
- * `plants.ts`) sit on top; resolvers never see HTTP.
+ * and a typed {@link UpstreamError} for every failure. Identical GETs in flight at the same time
+ * share one call (`in-flight.ts`). Area modules (`petstore.ts`, `plants.ts`) sit on top;
+ * resolvers never see HTTP.
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { DecodeError, decodeJson, decodeXml, normalize, type Payload, type Shape } from './codec.js';
+import { createInFlightCalls, type Waiter } from './in-flight.js';
 
 /** The upstream areas, named as they appear in errors (`extensions.upstream.service`). */
 export type UpstreamService = 'petstore' | 'plants';
@@ -75,13 +77,29 @@ export type UpstreamClientOptions = {
   onRetry?: (event: RetryEvent) => void;
   /** watches every call (metrics, traces, the request log): may add headers to it, and hears how it ended */
   observer?: UpstreamObserver;
+  /**
+   * Identical GETs in flight at the same time share one call: same path and query, same headers
+   * (`Accept` and the credential: callers with different credentials, or one with and one
+   * without, never share). Each caller keeps its own deadline. A POST, PUT or DELETE makes the
+   * reads in flight under its path's first segment (`/pet`, `/store`, `/user`, `/plants`) take
+   * no more callers, when it is sent and again when it ends, so that a read that starts after a
+   * change never gets an answer fetched before it.
+   * @default true
+   */
+  dedupe?: boolean;
 };
 
 /**
  * Watches upstream calls without taking part in them: `src/observability/` counts, traces and
  * logs them through this one hook, so that this module stays about HTTP.
  */
-export type UpstreamObserver = (call: { service: UpstreamService; operation: string; method: UpstreamRequest['method'] }) => UpstreamCallWatch;
+export type UpstreamObserver = (call: {
+  service: UpstreamService;
+  operation: string;
+  method: UpstreamRequest['method'];
+  /** true: the call joined an identical one already in flight and sends nothing itself (its watch's headers go nowhere) */
+  shared?: boolean;
+}) => UpstreamCallWatch;
 
 /** One call being watched. */
 export type UpstreamCallWatch = {
@@ -199,6 +217,27 @@ type Fail = (failure: UpstreamFailure, message: string, status?: number, code?: 
 /** The body read was cut short by the whole-body timeout. */
 class BodyTimeout extends Error {}
 
+/** Where a call has got to: a caller that gives up on a shared call gets the error it would have got alone. */
+type Progress = {
+  /** the current try has its answer's headers, and is reading the body */
+  answering: boolean;
+  /** retries made so far */
+  retries: number;
+  /** the failure the call is waiting to retry after (worded with its retries so far), during that wait */
+  retrying?: UpstreamError;
+};
+
+/** What bounds one call: a signal that ends it, the time after which no retry starts, and its progress. */
+type CallLimits = {
+  signal: AbortSignal;
+  /** `performance.now()` milliseconds */
+  deadline(): number;
+  progress: Progress;
+};
+
+/** A successful call: its answer, and the retries it took. */
+type Sent = { response: UpstreamResponse; retries: number };
+
 /** Creates the client of one upstream area, with its own keep-alive pool. */
 export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamClient {
   const base = new URL(options.baseUrl);
@@ -221,57 +260,97 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     keepAliveTimeout: 30_000,
   });
 
+  // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
+  const inFlight = options.dedupe === false ? undefined : createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }));
+
   async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
-    const watch = options.observer?.({ service, operation: call.operation, method: call.method });
-    if (watch === undefined) return send(call, () => undefined);
-    const started = performance.now();
-    let retries = 0;
-    const end = (outcome: Pick<UpstreamCallOutcome, 'status' | 'failure'>) => watch.end({ ...outcome, retries, durationMs: performance.now() - started });
+    if (call.method === 'GET' || inFlight === undefined) return observed(call);
+    // A change: the reads of its resource already in flight take no more callers, from when it
+    // is sent, and again once it has ended (reads started while it was in flight may have been
+    // answered before it was carried out).
+    const scope = sharingScope(call.path);
+    inFlight.seal(scope);
     try {
-      const response = await send(watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call, (retry) => (retries = retry));
-      end({ status: response.status });
+      return await observed(call);
+    } finally {
+      inFlight.seal(scope);
+    }
+  }
+
+  /** One call, as the observer watches it: joined to an identical one in flight, or made. */
+  async function observed(call: UpstreamRequest): Promise<UpstreamResponse> {
+    const key = inFlight !== undefined && call.method === 'GET' ? sharingKey(call) : undefined;
+    // Each caller of a shared call waits until its own deadline, and then fails as it would have alone.
+    const waiter: Waiter<Progress> = {
+      timeoutMs,
+      // Alone, it would not have waited for a retry that starts after its deadline: it would have got the failure.
+      timedOut: (progress) =>
+        progress.retrying ?? afterRetries(new UpstreamError(service, call.operation, 'timeout', deadlineMessage(call.operation, progress.answering)), progress.retries),
+    };
+    const joined = key === undefined ? undefined : inFlight?.join(key, waiter);
+    const made = (headed: UpstreamRequest): Promise<Sent> =>
+      key !== undefined && inFlight !== undefined ? inFlight.start(key, sharingScope(call.path), waiter, (shared) => send(headed, shared)) : sendAlone(headed);
+    const watch = options.observer?.({ service, operation: call.operation, method: call.method, ...(joined ? { shared: true } : {}) });
+    if (watch === undefined) return (await (joined ?? made(call))).response;
+    const started = performance.now();
+    const end = (outcome: Omit<UpstreamCallOutcome, 'durationMs'>) => watch.end({ ...outcome, durationMs: performance.now() - started });
+    try {
+      // A shared call is made with its first caller's headers (request id, trace context).
+      const { response, retries } = await (joined ?? made(watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
+      end({ status: response.status, retries });
       return response;
     } catch (error) {
-      end(error instanceof UpstreamError ? { status: error.status, failure: error.failure } : { failure: 'aborted' });
+      end(error instanceof UpstreamError ? { status: error.status, failure: error.failure, retries: error.retries } : { failure: 'aborted', retries: 0 });
       throw error;
     }
   }
 
-  /** One call, retried as its method and failure allow; `retried` hears the number of each retry. */
-  async function send(call: UpstreamRequest, retried: (retry: number) => void): Promise<UpstreamResponse> {
-    const secrets = [...credentialValues(call.headers), ...(call.secrets ?? []).filter((secret) => secret !== '')];
-    const fail: Fail = (failure, message, status, code) =>
-      new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
-    const started = performance.now();
+  /** A call nobody else joins, with a deadline of its own. */
+  async function sendAlone(call: UpstreamRequest): Promise<Sent> {
     // The deadline's timer is cleared as soon as the call ends. (AbortSignal.timeout would keep
     // each signal, and what undici hangs on it, alive for the whole timeout: under load that
     // is seconds of calls promoted to the old heap, and a resident set far above the live data.)
-    const deadlineController = new AbortController();
-    const deadlineTimer = setTimeout(() => deadlineController.abort(new DOMException(`deadline of ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-    const deadline = deadlineController.signal;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DOMException(`deadline of ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const deadline = performance.now() + timeoutMs;
+    try {
+      return await send(call, { signal: controller.signal, deadline: () => deadline, progress: { answering: false, retries: 0 } });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One call, retried as its method and failure allow, within `limits`. */
+  async function send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
+    const secrets = [...credentialValues(call.headers), ...(call.secrets ?? []).filter((secret) => secret !== '')];
+    const fail: Fail = (failure, message, status, code) =>
+      new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
     const idempotent = call.method === 'GET';
 
-    try {
-      for (let retry = 0; ; retry += 1) {
-        const outcome = await attempt(call, deadline, fail);
-        if (outcome.ok) return outcome.response;
-        if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
-        const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
-        // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
-        if (performance.now() - started + delayMs >= timeoutMs) throw afterRetries(outcome.error, retry);
-        options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason });
-        retried(retry + 1);
-        await sleep(delayMs);
-      }
-    } finally {
-      clearTimeout(deadlineTimer);
+    for (let retry = 0; ; retry += 1) {
+      const outcome = await attempt(call, limits, fail);
+      if (outcome.ok) return { response: outcome.response, retries: retry };
+      if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
+      const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
+      // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
+      if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
+      options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason });
+      limits.progress.retries = retry + 1;
+      limits.progress.retrying = afterRetries(outcome.error, retry);
+      await sleep(delayMs);
+      limits.progress.retrying = undefined;
     }
   }
 
-  /** One try of a call, within the call's deadline. */
-  async function attempt(call: UpstreamRequest, deadline: AbortSignal, fail: Fail): Promise<Attempt> {
+  /** What a call that ran out of its deadline says, by whether its answer had begun to arrive. */
+  function deadlineMessage(operation: string, answering: boolean): string {
+    return answering ? `${service} did not finish answering ${operation} within ${timeoutMs} ms` : `${service} did not answer ${operation} within ${timeoutMs} ms`;
+  }
+
+  /** One try of a call, within the call's limits. */
+  async function attempt(call: UpstreamRequest, limits: CallLimits, fail: Fail): Promise<Attempt> {
     const failed = (error: UpstreamError, reason: string, transient = false): Attempt => ({ ok: false, error, transient, reason });
 
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
@@ -284,13 +363,14 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     if (call.body) headers['content-type'] = call.body.contentType;
 
     let response: Awaited<ReturnType<Pool['request']>>;
+    limits.progress.answering = false;
     try {
       response = await pool.request({
         method: call.method,
         path: basePath + call.path + queryString(call.query),
         headers,
         body: data,
-        signal: deadline,
+        signal: limits.signal,
       });
     } catch (error) {
       // undici destroys the body with its own error when the call fails; only a failure that
@@ -299,10 +379,11 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       const code = errorCode(error);
       if (code === 'UND_ERR_CONNECT_TIMEOUT') return failed(fail('timeout', `${service} did not accept a connection for ${call.operation} within ${connectTimeoutMs} ms`), code);
       if (code === 'UND_ERR_HEADERS_TIMEOUT') return failed(fail('timeout', `${service} did not answer ${call.operation} within ${headersTimeoutMs} ms`), code);
-      if (isDeadline(error)) return failed(fail('timeout', `${service} did not answer ${call.operation} within ${timeoutMs} ms`), 'deadline');
+      if (isDeadline(error)) return failed(fail('timeout', deadlineMessage(call.operation, false)), 'deadline');
       return failed(fail('unavailable', `${service} is unavailable for ${call.operation}`), code ?? 'connection error', CONNECTION_ERROR_CODES.has(code ?? ''));
     }
 
+    limits.progress.answering = true;
     const body = response.body;
     // The body is destroyed when it is too large or too slow, perhaps while nothing reads it; its
     // error then has a listener (and never becomes an uncaught exception); readers still get it.
@@ -325,7 +406,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       if (error instanceof BodyTimeout || errorCode(error) === 'UND_ERR_BODY_TIMEOUT') {
         return failed(fail('timeout', `${service} did not finish answering ${call.operation} within ${bodyTimeoutMs} ms`), 'body timeout');
       }
-      if (isDeadline(error)) return failed(fail('timeout', `${service} did not finish answering ${call.operation} within ${timeoutMs} ms`), 'deadline');
+      if (isDeadline(error)) return failed(fail('timeout', deadlineMessage(call.operation, true)), 'deadline');
       const code = errorCode(error);
       return failed(fail('unavailable', `${service} broke the connection while answering ${call.operation}`), code ?? 'connection error', CONNECTION_ERROR_CODES.has(code ?? ''));
     } finally {
@@ -358,6 +439,30 @@ function afterRetries(error: UpstreamError, retries: number): UpstreamError {
   if (retries === 0) return error;
   const message = `${error.message} (after ${retries} ${retries === 1 ? 'retry' : 'retries'})`;
   return new UpstreamError(error.service, error.operation, error.failure, message, error.status, error.upstreamCode, retries);
+}
+
+/**
+ * What makes two GETs the same call: the path and query, every header the caller set (`Accept`
+ * and the credential among them: callers with different credentials, or one with and one
+ * without, never share), and whether the body is read. The key stays in memory; it is never
+ * logged. A call with a body or secrets is never shared (undefined).
+ */
+function sharingKey(call: UpstreamRequest): string | undefined {
+  if (call.body !== undefined || (call.secrets?.length ?? 0) > 0) return undefined;
+  const headers = Object.entries(call.headers ?? {})
+    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([call.path + queryString(call.query), headers, call.ignoreBody === true]);
+}
+
+/**
+ * The resources a change may affect, for the rule that keeps a later read from joining a call
+ * that started before the change: its path's first segment (`/pet/1` → `/pet`, `/store/order`
+ * → `/store`). Coarse (a `PUT /pet` also stops `/pet/findByStatus` from taking callers), and so
+ * sound without knowing which resources each operation touches.
+ */
+function sharingScope(path: string): string {
+  return `/${path.split('/')[1] ?? ''}`;
 }
 
 function sleep(ms: number): Promise<void> {

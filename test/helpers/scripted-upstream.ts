@@ -1,8 +1,8 @@
 /**
  * A scripted upstream: a node:http server on 127.0.0.1 port 0 whose answer each test decides,
- * request by request (a status, headers and body, at once or late; no answer at all; headers
- * followed by a body that stalls, trickles, streams on and on, or is cut by a connection reset;
- * a reset instead of an answer), recording every request it receives and the connection it
+ * request by request (a status, headers and body, at once, late or when the test releases it;
+ * no answer at all; headers followed by a body that stalls, trickles, streams on and on, or is
+ * cut by a connection reset; a reset instead of an answer), recording every request it receives and the connection it
  * came on. With it, tests produce the failures the emulator does not (timeouts, broken bodies,
  * wrong shapes, redirects, 503s) and still assert what the gateway sent, and how often.
  */
@@ -45,7 +45,9 @@ export type Answer =
    * sends the status and headers, then `chunk` `count` times, `intervalMs` apart (0: as fast as
    * the connection takes them), stopping early if the connection closes
    */
-  | { stream: { chunk: string; count: number; intervalMs?: number }; status: number; headers?: Readonly<Record<string, string>> };
+  | { stream: { chunk: string; count: number; intervalMs?: number }; status: number; headers?: Readonly<Record<string, string>> }
+  /** holds the request until `until` settles, then gives `then` (a test arranges what happens meanwhile; see {@link hold}) */
+  | { until: Promise<unknown>; then: Answer };
 
 /** Decides the answer to a request. */
 export type Script = (request: ReceivedRequest) => Answer;
@@ -89,6 +91,13 @@ export function sequence(...answers: readonly Answer[]): Script {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A held answer: `answer` holds each request until `release()`, then gives `then` (`until` holds others). */
+export function hold(then: Answer): { answer: Answer; until: Promise<void>; release(): void } {
+  let release: () => void = () => undefined;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { answer: { until, then }, until, release };
+}
+
 /** Starts a scripted upstream on 127.0.0.1, port 0. */
 export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
   let script: Script = () => UNSCRIPTED;
@@ -111,7 +120,14 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       bytesSent: 0,
     };
     requests.push(received);
-    const answer = script(received);
+    let answer = script(received);
+    while ('until' in answer) {
+      const { until, then } = answer;
+      await until.catch(() => undefined);
+      // The gateway may have given up on it meanwhile.
+      if (request.socket.destroyed) return;
+      answer = then;
+    }
     if ('hang' in answer) return;
     if ('reset' in answer) {
       request.socket.resetAndDestroy();
@@ -231,7 +247,7 @@ export type ServedGateway = {
  */
 export async function serveGateway(upstreams: { petstore: string; plants: string }, overrides: Partial<GatewayConfig> = {}): Promise<ServedGateway> {
   const gateway: Gateway = createGateway(testConfig({ petstoreUrl: `${upstreams.petstore}/api/v3`, plantsUrl: upstreams.plants, upstreamRetries: 0, ...overrides }));
-  const { server, url } = await listen(gateway.yoga);
+  const { server, url } = await listen(gateway.handler);
   const endpoint = `${url}/graphql`;
   return {
     url: endpoint,

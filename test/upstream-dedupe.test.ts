@@ -1,0 +1,510 @@
+/**
+ * Shared in-flight calls (`src/upstream/in-flight.ts`, `UPSTREAM_DEDUPE`): identical upstream
+ * GETs in flight at the same time, from any requests, share one call. Identical means the same
+ * area, path, query, `Accept` and credential; POST, PUT and DELETE are never shared, and a
+ * change keeps later reads of its resource from joining a call that started before it. Each
+ * caller keeps its own deadline, every caller gets the answer or the failure, and joined calls
+ * are counted (`upstream_shared_calls_total`) and shown in the request log (`shared: true`).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createUpstreamClient, type UpstreamClient, type UpstreamRequest } from '../src/upstream/http.js';
+import { PetStatus } from '../src/upstream/payloads.js';
+import { createPetstoreApi } from '../src/upstream/petstore.js';
+import { serveObserved, type ObservedGateway } from './helpers/observed.js';
+import { hold, json, startScriptedUpstream, type Answer, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { ALL_CREDENTIALS, API_KEY, type GraphQLResponse } from './helpers/stack.js';
+
+const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
+const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';
+const GET_PET_1 = 'GET /api/v3/pet/1';
+const CAT_1 = { status: 200, data: { pet: { id: '1', name: 'Cat 1' } } };
+
+let upstream: ScriptedUpstream;
+let gateway: ObservedGateway | undefined;
+let client: UpstreamClient | undefined;
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream();
+});
+afterEach(async () => {
+  await Promise.all([gateway?.close(), client?.close()]);
+  gateway = undefined;
+  client = undefined;
+  upstream.reset();
+});
+afterAll(() => upstream.close());
+
+/** A gateway over the scripted upstream, its log captured; retries off, so each call is one request. */
+async function serve(overrides: Parameters<typeof serveObserved>[1] = {}): Promise<ObservedGateway> {
+  gateway = await serveObserved({ petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url }, { upstreamRetries: 0, ...overrides });
+  return gateway;
+}
+
+/** An upstream client of the pet store on the scripted upstream, with the default sharing. */
+function petstoreClient(): UpstreamClient {
+  client = createUpstreamClient('petstore', { baseUrl: `${upstream.url}/api/v3`, retries: 0 });
+  return client;
+}
+
+/** The upstream requests since the last reset, as `METHOD /path?query`. */
+const calls = () => upstream.requests.map((request) => `${request.method} ${request.url}`);
+
+/** The samples of `metric` in the gateway's /metrics (its name with labels, as written) and their values. */
+async function samples(served: ObservedGateway, metric: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${served.origin}/metrics`)).text();
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((line) => line.startsWith(`${metric}{`))
+      .map((line) => {
+        const at = line.lastIndexOf(' ');
+        return [line.slice(0, at), Number(line.slice(at + 1))];
+      }),
+  );
+}
+
+/** How many `getPetById` calls joined one already in flight, by /metrics. */
+async function joinedPetCalls(served: ObservedGateway): Promise<number> {
+  return (await samples(served, 'upstream_shared_calls_total'))['upstream_shared_calls_total{service="petstore",operation="getPetById"}'] ?? 0;
+}
+
+/** The errors of a result without their locations, which only repeat the query text. */
+function errorsOf(result: GraphQLResponse) {
+  return result.errors?.map(({ message, path, extensions }) => ({ message, path, extensions }));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `promise`'s outcome, and when it came in milliseconds after `since`. */
+async function timed<T>(promise: Promise<T>, since: number): Promise<{ value: T; afterMs: number }> {
+  const value = await promise;
+  return { value, afterMs: performance.now() - since };
+}
+
+describe('identical reads in flight at once', () => {
+  it('50 requests asking the same pet make one upstream call, made with the first caller\'s request id, and all get the pet', async () => {
+    const served = await serve();
+    const held = hold(json(200, PET_1));
+    upstream.answer(held.answer);
+
+    const results = Promise.all(Array.from({ length: 50 }, (_, index) => served.gql(PET_QUERY, {}, { api_key: API_KEY, 'x-request-id': `caller-${index}` })));
+    await expect.poll(() => joinedPetCalls(served), { timeout: 5000 }).toBe(49);
+    held.release();
+
+    expect(await results).toEqual(Array.from({ length: 50 }, () => CAT_1));
+    expect(upstream.requests.map((request) => [request.method, request.url, request.headers['api_key'], request.headers['accept'], request.headers['authorization']])).toEqual([
+      ['GET', '/api/v3/pet/1', API_KEY, 'application/json', undefined],
+    ]);
+    // The one call carried the request id of the request that started it, and no other.
+    const firstCaller = upstream.requests[0]?.headers['x-request-id'];
+    expect(firstCaller).toMatch(/^caller-\d+$/);
+    const lines = served.requestLines();
+    expect(lines).toHaveLength(50);
+    for (const line of lines) {
+      const shared = line['requestId'] !== firstCaller;
+      expect(line['upstream']).toEqual([{ service: 'petstore', operation: 'getPetById', method: 'GET', status: 200, durationMs: expect.any(Number), ...(shared ? { shared: true } : {}) }]);
+    }
+  });
+
+  it('are counted: upstream_requests_total counts the call sent, upstream_shared_calls_total the 49 that joined it', async () => {
+    const served = await serve();
+    const held = hold(json(200, PET_1));
+    upstream.answer(held.answer);
+
+    const results = Promise.all(Array.from({ length: 50 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
+    await expect.poll(() => joinedPetCalls(served), { timeout: 5000 }).toBe(49);
+    held.release();
+    await results;
+
+    expect(await samples(served, 'upstream_shared_calls_total')).toEqual({ 'upstream_shared_calls_total{service="petstore",operation="getPetById"}': 49 });
+    expect(await samples(served, 'upstream_requests_total')).toEqual({
+      'upstream_requests_total{service="petstore",operation="getPetById",method="GET",status="200",outcome="ok"}': 1,
+    });
+  });
+
+  it('from callers with different credentials, or none, are not shared: each upstream call carries its own caller\'s credential and no other', async () => {
+    const served = await serve();
+    const held = hold(json(200, PET_1));
+    // Each answer names the credential it was asked with, so a caller served another's answer shows.
+    upstream.answer((request) => ({
+      until: held.until,
+      then: json(200, { ...PET_1, name: `seen with ${String(request.headers['api_key'] ?? request.headers['authorization'] ?? 'nothing')}` }),
+    }));
+    const callers: Record<string, string>[] = [
+      { api_key: 'key-of-ann' },
+      { api_key: 'key-of-ann' },
+      { api_key: 'key-of-bo' },
+      {},
+      { authorization: 'Bearer token-of-cy' },
+      { authorization: 'Bearer token-of-di' },
+    ];
+
+    const results = Promise.all(callers.map((headers) => served.gql(PET_QUERY, {}, headers)));
+    await expect.poll(() => upstream.requests.length).toBe(5);
+    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    held.release();
+
+    expect((await results).map((result) => result.data)).toEqual(
+      ['seen with key-of-ann', 'seen with key-of-ann', 'seen with key-of-bo', 'seen with nothing', 'seen with Bearer token-of-cy', 'seen with Bearer token-of-di'].map((name) => ({ pet: { id: '1', name } })),
+    );
+    const sent = upstream.requests.map((request) => ({ method: request.method, url: request.url, apiKey: request.headers['api_key'], authorization: request.headers['authorization'] }));
+    expect(sent.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+      { method: 'GET', url: '/api/v3/pet/1', apiKey: 'key-of-ann', authorization: undefined },
+      { method: 'GET', url: '/api/v3/pet/1', apiKey: 'key-of-bo', authorization: undefined },
+      { method: 'GET', url: '/api/v3/pet/1', apiKey: undefined, authorization: 'Bearer token-of-cy' },
+      { method: 'GET', url: '/api/v3/pet/1', apiKey: undefined, authorization: 'Bearer token-of-di' },
+      { method: 'GET', url: '/api/v3/pet/1', apiKey: undefined, authorization: undefined },
+    ]);
+  });
+
+  it('with UPSTREAM_DEDUPE=false make one upstream call per request', async () => {
+    const served = await serve({ upstreamDedupe: false });
+    const held = hold(json(200, PET_1));
+    upstream.answer(held.answer);
+
+    const results = Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
+    await expect.poll(() => upstream.requests.length).toBe(5);
+    held.release();
+
+    expect(await results).toEqual(Array.from({ length: 5 }, () => CAT_1));
+    expect(calls()).toEqual(Array.from({ length: 5 }, () => GET_PET_1));
+    expect(await samples(served, 'upstream_shared_calls_total')).toEqual({});
+  });
+
+  it('still count against each caller\'s own UPSTREAM_MAX_CALLS_PER_OPERATION budget', async () => {
+    const served = await serve({ upstreamMaxCallsPerOperation: 1 });
+    const held = hold(json(200, PET_1));
+    upstream.answer(held.answer);
+
+    const first = served.gql(PET_QUERY, {}, { api_key: API_KEY });
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    // Its pet joins the call in flight, which spends its budget of one: its order is refused.
+    const second = served.gql('{ pet(id: 1) { id name } order(id: 1) { id } }', {}, { api_key: API_KEY });
+    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    held.release();
+
+    expect(await first).toEqual(CAT_1);
+    const result = await second;
+    expect(result.data).toEqual({ pet: { id: '1', name: 'Cat 1' }, order: null });
+    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['order'], 'UPSTREAM_FANOUT_LIMIT']]);
+    expect(calls()).toEqual([GET_PET_1]);
+  });
+});
+
+describe('a failure of a shared call', () => {
+  const failures: [string, Answer, GraphQLResponse][] = [
+    [
+      'a 500',
+      json(500, { code: 500, message: 'database is on fire' }),
+      {
+        status: 200,
+        data: { pet: null },
+        errors: [{ message: 'database is on fire', path: ['pet'], extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } } }],
+      },
+    ],
+    [
+      'a 503',
+      json(503, { code: 503, message: 'Service is down' }),
+      {
+        status: 200,
+        data: { pet: null },
+        errors: [{ message: 'Service is down', path: ['pet'], extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 503 } } }],
+      },
+    ],
+    [
+      'a reset connection',
+      { reset: true },
+      {
+        status: 200,
+        data: { pet: null },
+        errors: [{ message: 'petstore is unavailable for getPetById', path: ['pet'], extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById' } } }],
+      },
+    ],
+    // A 404 is a missing pet: null for every caller, without an error.
+    ['a 404', json(404, { code: 1, message: 'Pet not found' }), { status: 200, data: { pet: null } }],
+  ];
+
+  it.each(failures)('(%s) reaches every caller, with its code', async (_, answer, expected) => {
+    const served = await serve();
+    const held = hold(answer);
+    upstream.answer(held.answer);
+
+    const results = Promise.all(Array.from({ length: 10 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
+    await expect.poll(() => joinedPetCalls(served), { timeout: 3000 }).toBe(9);
+    held.release();
+
+    expect((await results).map((result) => ({ ...result, ...(result.errors ? { errors: errorsOf(result) } : {}) }))).toEqual(Array.from({ length: 10 }, () => expected));
+    expect(calls()).toEqual([GET_PET_1]);
+  });
+
+  it('(a timeout) reaches every caller with UPSTREAM_TIMEOUT, and the call ends once the last caller has given up', async () => {
+    const served = await serve({ upstreamTimeoutMs: 500 });
+    upstream.answer({ hang: true });
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
+
+    for (const result of results) {
+      expect(result.data).toEqual({ pet: null });
+      expect(errorsOf(result)).toEqual([
+        {
+          message: 'petstore did not answer getPetById within 500 ms',
+          path: ['pet'],
+          extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } },
+        },
+      ]);
+    }
+    expect(calls()).toEqual([GET_PET_1]);
+    expect(await joinedPetCalls(served)).toBe(4);
+    const connection = upstream.requests[0]?.connection ?? 0;
+    await expect.poll(() => upstream.isOpen(connection)).toBe(false);
+  });
+});
+
+describe('each caller\'s deadline', () => {
+  const TIMEOUT_MS = 600;
+  // The phase timeouts default to the deadline, and undici checks them on a coarse clock that can
+  // end a call before it; set far beyond it, the deadline is what ends a call here.
+  const DEADLINE_ONLY = { upstreamTimeoutMs: TIMEOUT_MS, upstreamHeadersTimeoutMs: 10_000, upstreamBodyTimeoutMs: 10_000 };
+
+  it('holds for a caller that joins late: it times out at its own deadline, not at the first caller\'s, nor later', async () => {
+    const served = await serve(DEADLINE_ONLY);
+    upstream.answer({ hang: true });
+    const started = performance.now();
+
+    const first = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), started);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    await sleep(300 - (performance.now() - started));
+    const joinedAt = performance.now();
+    const late = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), joinedAt);
+    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+
+    const [firstOutcome, lateOutcome] = await Promise.all([first, late]);
+    const timeoutError = [{ message: `petstore did not answer getPetById within ${TIMEOUT_MS} ms`, path: ['pet'], extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } } }];
+    expect(errorsOf(firstOutcome.value)).toEqual(timeoutError);
+    expect(errorsOf(lateOutcome.value)).toEqual(timeoutError);
+    // Each waited its own deadline, from when it asked (timers fire a little late, never early).
+    expect(firstOutcome.afterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+    expect(firstOutcome.afterMs).toBeLessThan(TIMEOUT_MS + 250);
+    expect(lateOutcome.afterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+    expect(lateOutcome.afterMs).toBeLessThan(TIMEOUT_MS + 250);
+    expect(joinedAt - started + lateOutcome.afterMs).toBeGreaterThan(firstOutcome.afterMs + 200);
+    expect(calls()).toEqual([GET_PET_1]);
+  });
+
+  it('of the first caller does not end the call for a caller that joined later: the answer that comes after the first gave up reaches the other', async () => {
+    const served = await serve(DEADLINE_ONLY);
+    // Answered 900 ms after it was asked: past the first caller's deadline, within the late one's.
+    upstream.answer({ ...json(200, PET_1), delayMs: 900 });
+    const started = performance.now();
+
+    const first = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), started);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    await sleep(400 - (performance.now() - started));
+    const late = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), started);
+
+    const [firstOutcome, lateOutcome] = await Promise.all([first, late]);
+    expect(errorsOf(firstOutcome.value)?.map((error) => error.extensions?.['code'])).toEqual(['UPSTREAM_TIMEOUT']);
+    expect(firstOutcome.afterMs).toBeLessThan(900);
+    expect(lateOutcome.value).toEqual(CAT_1);
+    expect(lateOutcome.afterMs).toBeGreaterThanOrEqual(895);
+    expect(calls()).toEqual([GET_PET_1]);
+    expect(await joinedPetCalls(served)).toBe(1);
+  });
+});
+
+describe('a change', () => {
+  it('(updatePet) sent while GET /pet/1 is held makes a later pet(id: 1) start a new upstream call, which sees the change', async () => {
+    const served = await serve();
+    const held = hold(json(200, PET_1));
+    const renamed = json(200, { ...PET_1, name: 'Renamed' });
+    // The first read is held; the change and every later read are answered at once.
+    upstream.answer((request) => (request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1 ? held.answer : renamed));
+
+    const before = [served.gql(PET_QUERY, {}, ALL_CREDENTIALS), served.gql(PET_QUERY, {}, ALL_CREDENTIALS)];
+    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    const change = await served.gql('mutation { updatePet(id: 1, input: { name: "Renamed" }) { name } }', {}, ALL_CREDENTIALS);
+    const after = served.gql(PET_QUERY, {}, ALL_CREDENTIALS);
+    // The held read is still held: the later read reaches the upstream on its own.
+    await expect.poll(() => calls()).toEqual([GET_PET_1, 'PUT /api/v3/pet', GET_PET_1]);
+    held.release();
+
+    expect(change).toEqual({ status: 200, data: { updatePet: { name: 'Renamed' } } });
+    expect(await after).toEqual({ status: 200, data: { pet: { id: '1', name: 'Renamed' } } });
+    expect(await Promise.all(before)).toEqual([CAT_1, CAT_1]);
+    expect(calls()).toEqual([GET_PET_1, 'PUT /api/v3/pet', GET_PET_1]);
+    expect(await joinedPetCalls(served)).toBe(1);
+  });
+
+  const READ: UpstreamRequest = { operation: 'read', method: 'GET', path: '/pet/1', headers: { accept: 'application/json' } };
+  const JSON_BODY = { contentType: 'application/json', data: '{}' };
+  const SEALING: [string, UpstreamRequest, UpstreamRequest, string[]][] = [
+    ['PUT /pet, GET /pet/1', { operation: 'updatePet', method: 'PUT', path: '/pet', body: JSON_BODY }, READ, ['GET /api/v3/pet/1', 'PUT /api/v3/pet', 'GET /api/v3/pet/1']],
+    ['DELETE /pet/1, GET /pet/1', { operation: 'deletePet', method: 'DELETE', path: '/pet/1', ignoreBody: true }, READ, ['GET /api/v3/pet/1', 'DELETE /api/v3/pet/1', 'GET /api/v3/pet/1']],
+    [
+      'POST /pet/1, GET /pet/findByStatus',
+      { operation: 'updatePetWithForm', method: 'POST', path: '/pet/1', query: { name: 'Rex' } },
+      { ...READ, path: '/pet/findByStatus', query: { status: 'sold' } },
+      ['GET /api/v3/pet/findByStatus?status=sold', 'POST /api/v3/pet/1?name=Rex', 'GET /api/v3/pet/findByStatus?status=sold'],
+    ],
+    [
+      'POST /store/order, GET /store/order/5',
+      { operation: 'placeOrder', method: 'POST', path: '/store/order', body: JSON_BODY },
+      { ...READ, path: '/store/order/5' },
+      ['GET /api/v3/store/order/5', 'POST /api/v3/store/order', 'GET /api/v3/store/order/5'],
+    ],
+    [
+      'POST /store/order, GET /store/inventory',
+      { operation: 'placeOrder', method: 'POST', path: '/store/order', body: JSON_BODY },
+      { ...READ, path: '/store/inventory' },
+      ['GET /api/v3/store/inventory', 'POST /api/v3/store/order', 'GET /api/v3/store/inventory'],
+    ],
+    ['PUT /user/x, GET /user/x', { operation: 'updateUser', method: 'PUT', path: '/user/x', body: JSON_BODY }, { ...READ, path: '/user/x' }, ['GET /api/v3/user/x', 'PUT /api/v3/user/x', 'GET /api/v3/user/x']],
+  ];
+
+  it.each(SEALING)('(%s): a read that starts after the change does not join the read in flight since before it', async (_, change, read, expectedCalls) => {
+    const petstore = petstoreClient();
+    const held = hold(json(200, { before: true }));
+    upstream.answer((request) => (request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1 ? held.answer : json(200, { before: false })));
+
+    const before = petstore.request(read);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    await petstore.request(change);
+    const after = petstore.request(read);
+    // The first read is still held: the later one reaches the upstream on its own.
+    await expect.poll(() => calls()).toEqual(expectedCalls);
+    held.release();
+
+    expect((await after).body).toEqual({ before: false });
+    expect((await before).body).toEqual({ before: true });
+  });
+
+  it('in flight makes the reads that started meanwhile take no more callers once it has ended', async () => {
+    const petstore = petstoreClient();
+    const changeHeld = hold(json(200, {}));
+    const readHeld = hold(json(200, { before: true }));
+    upstream.answer((request) =>
+      request.method === 'PUT' ? changeHeld.answer : upstream.requests.filter((received) => received.method === 'GET').length === 1 ? readHeld.answer : json(200, { before: false }),
+    );
+
+    const change = petstore.request({ operation: 'updatePet', method: 'PUT', path: '/pet', body: { contentType: 'application/json', data: '{}' } });
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    // Started while the change is in flight: the upstream may answer it before or after carrying the change out.
+    const during = petstore.request(READ);
+    await expect.poll(() => upstream.requests.length).toBe(2);
+    changeHeld.release();
+    await change;
+    const after = petstore.request(READ);
+    await expect.poll(() => calls()).toEqual(['PUT /api/v3/pet', 'GET /api/v3/pet/1', 'GET /api/v3/pet/1']);
+    readHeld.release();
+
+    expect((await after).body).toEqual({ before: false });
+    expect((await during).body).toEqual({ before: true });
+  });
+
+  it('of another resource leaves the reads in flight open to joiners', async () => {
+    const petstore = petstoreClient();
+    const held = hold(json(200, { id: 1 }));
+    upstream.answer((request) => (request.method === 'GET' ? held.answer : json(200, {})));
+
+    const first = petstore.request(READ);
+    await expect.poll(() => upstream.requests.length).toBe(1);
+    await petstore.request({ operation: 'placeOrder', method: 'POST', path: '/store/order', body: { contentType: 'application/json', data: '{}' } });
+    const second = petstore.request(READ);
+    held.release();
+
+    expect(await Promise.all([first, second])).toEqual([
+      { status: 200, body: { id: 1 } },
+      { status: 200, body: { id: 1 } },
+    ]);
+    expect(calls()).toEqual(['GET /api/v3/pet/1', 'POST /api/v3/store/order']);
+  });
+
+  it.each([
+    ['POST', { operation: 'addPet', method: 'POST', path: '/pet', headers: { accept: 'application/json' }, body: { contentType: 'application/json', data: '{"id":1}' } }],
+    ['PUT', { operation: 'updatePet', method: 'PUT', path: '/pet', headers: { accept: 'application/json' }, body: { contentType: 'application/json', data: '{"id":1}' } }],
+    ['DELETE', { operation: 'deletePet', method: 'DELETE', path: '/pet/1', headers: { authorization: 'Bearer token-of-ann' }, ignoreBody: true }],
+  ] as [string, UpstreamRequest][])('(%s) is never shared: two identical ones in flight at once are two upstream calls', async (method, call) => {
+    const petstore = petstoreClient();
+    const held = hold(json(200, { id: 1 }));
+    upstream.answer(held.answer);
+
+    const both = Promise.all([petstore.request(call), petstore.request(call)]);
+    await expect.poll(() => upstream.requests.length).toBe(2);
+    held.release();
+    await both;
+
+    expect(upstream.requests.map((request) => [request.method, request.url, request.body])).toEqual([
+      [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
+      [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
+    ]);
+  });
+
+  it('(two addPet mutations at once) sends two POSTs', async () => {
+    const served = await serve();
+    const held = hold(json(200, { id: 10, name: 'Rex', photoUrls: [] }));
+    upstream.answer(held.answer);
+
+    const mutation = 'mutation { addPet(input: { id: 10, name: "Rex" }) { id name } }';
+    const both = Promise.all([served.gql(mutation, {}, ALL_CREDENTIALS), served.gql(mutation, {}, ALL_CREDENTIALS)]);
+    await expect.poll(() => upstream.requests.length).toBe(2);
+    held.release();
+
+    expect(await both).toEqual([
+      { status: 200, data: { addPet: { id: '10', name: 'Rex' } } },
+      { status: 200, data: { addPet: { id: '10', name: 'Rex' } } },
+    ]);
+    expect(calls()).toEqual(['POST /api/v3/pet', 'POST /api/v3/pet']);
+    expect(await samples(served, 'upstream_shared_calls_total')).toEqual({});
+  });
+});
+
+describe('the shared answer', () => {
+  /** Freezes a value and everything in it: in strict mode (ES modules) a write to it throws. */
+  function deepFreeze<T>(value: T): T {
+    if (typeof value === 'object' && value !== null) {
+      for (const inner of Object.values(value)) deepFreeze(inner);
+      Object.freeze(value);
+    }
+    return value;
+  }
+
+  it('is only read, never changed, by the pet store operations: each caller decodes a payload of its own from it', async () => {
+    const pet = { id: 1, name: 'Cat 1', category: { id: 2, name: 'Cats' }, photoUrls: ['a.jpg'], tags: [{ id: 3, name: 'soft' }], status: 'sold' };
+    const bodies: Record<string, unknown> = {
+      '/pet/1': pet,
+      '/pet/findByStatus': [pet],
+      '/pet/findByTags': [pet],
+      '/store/inventory': { sold: 1, available: 2 },
+      '/store/order/5': { id: 5, petId: 1, quantity: 1, shipDate: '2025-01-01T00:00:00.000Z', status: 'placed', complete: false },
+      '/user/ann': { id: 7, username: 'ann', firstName: 'Ann' },
+    };
+    // One frozen answer per path, handed to every call, as a shared call hands it to every caller.
+    const answers = new Map(Object.entries(bodies).map(([path, body]) => [path, { status: 200, body: deepFreeze(body) }]));
+    const shared: UpstreamClient = {
+      service: 'petstore',
+      request: (call) => Promise.resolve(answers.get(call.path) ?? { status: 404, body: undefined }),
+      close: () => Promise.resolve(),
+    };
+    const petstore = createPetstoreApi(shared, { bodyFormat: 'json', accept: 'json' });
+    const readAll = () =>
+      Promise.all([
+        petstore.getPetById({}, '1'),
+        petstore.findPetsByStatus({}, [PetStatus.SOLD]),
+        petstore.findPetsByTags({}, ['soft']),
+        petstore.getInventory({ apiKey: API_KEY }),
+        petstore.getOrderById('5'),
+        petstore.getUserByName('ann'),
+      ]);
+
+    // Had any operation written to the frozen answer, it would have thrown here.
+    const [mine, theirs] = [await readAll(), await readAll()];
+
+    expect(mine).toEqual(theirs);
+    expect(mine[0]).toEqual({ id: '1', name: 'Cat 1', category: { id: '2', name: 'Cats' }, photoUrls: ['a.jpg'], tags: [{ id: '3', name: 'soft' }], status: 'sold' });
+    // Payloads are new objects, down to their lists and records: no two callers hold the same one.
+    mine.forEach((payload, index) => expect(payload).not.toBe(theirs[index]));
+    expect(mine[0].tags).not.toBe(theirs[0].tags);
+    expect(mine[2][0]).not.toBe(theirs[2][0]);
+    expect(mine[0].tags).not.toBe(pet.tags);
+  });
+});

@@ -32,6 +32,23 @@ export function readCredentials(headers: HeaderSource): Credentials {
   return { ...(bearer ? { bearer } : {}), ...(apiKey ? { apiKey } : {}) };
 }
 
+/** Credentials shorter than this are not redacted: replacing "a" everywhere would garble every message. */
+const MIN_REDACTED_LENGTH = 4;
+
+/**
+ * The credential values a request carries, as a message could echo them: each credential
+ * header whole and, for `Bearer x`, the token alone; responses and log lines never show them.
+ */
+export function credentialSecrets(headers: HeaderSource): string[] {
+  const secrets: string[] = [];
+  const authorization = headers.get('authorization');
+  const apiKey = headers.get('api_key');
+  if (authorization === null && apiKey === null) return secrets;
+  const { bearer, apiKey: key } = readCredentials(headers);
+  for (const value of [authorization, bearer, apiKey, key]) if (value != null && value.length >= MIN_REDACTED_LENGTH) secrets.push(value);
+  return secrets;
+}
+
 /** The headers that carry `credentials` to an operation with the given security; empty when it declares none. */
 export function credentialHeaders(credentials: Credentials, security: Security): Record<string, string> {
   const bearer = credentials.bearer ? { authorization: `Bearer ${credentials.bearer}` } : undefined;

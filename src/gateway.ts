@@ -8,6 +8,7 @@ import { upstreamTimeouts, type Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { responseCachePlugins } from './cache/response-cache.js';
 import { maskError } from './errors.js';
+import { createHttpHandler, type HttpHandler } from './http/lane.js';
 import { graphiqlOptions } from './graphiql.js';
 import { createObservability, type ObservabilityDependencies } from './observability/index.js';
 import { createSchema } from './schema.js';
@@ -26,14 +27,17 @@ export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & {
   emulator?: boolean;
 };
 
-/** A gateway: the yoga instance (a request handler) and how to release its upstream pools. */
+/** A gateway: its node:http request listener, the yoga instance behind it, and how to release its upstream pools. */
 export type Gateway = {
+  /** what a node:http server serves: the lean lane for plain GraphQL requests, yoga for the rest (src/http/lane.ts) */
+  handler: HttpHandler;
+  /** yoga with every plugin: serves what the lane does not, and can be called with Fetch requests */
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
   /** closes the upstream connection pools; in-flight calls finish first */
   close(): Promise<void>;
 };
 
-/** The options of one area's upstream client: its own timeouts, the shared pool size, cap and retry policy. */
+/** The options of one area's upstream client: its own timeouts, the shared pool size, cap, retry policy and call sharing. */
 function clientOptions(config: GatewayConfig, service: UpstreamService, logger: YogaLogger): UpstreamClientOptions {
   const timeouts = upstreamTimeouts(config, service);
   return {
@@ -47,6 +51,8 @@ function clientOptions(config: GatewayConfig, service: UpstreamService, logger: 
     retries: config.upstreamRetries,
     retryBackoffMs: config.upstreamRetryBackoffMs,
     retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
+    // Identical GETs in flight at the same time, from any requests, share one call (UPSTREAM_DEDUPE).
+    dedupe: config.upstreamDedupe,
     onRetry: ({ operation, retry, delayMs, reason }) => logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
   };
 }
@@ -77,8 +83,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     plants: createPlantsApi(budget.limit(plantsClient)),
   });
 
+  const schema = security.schema(createSchema());
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
-    schema: security.schema(createSchema()),
+    schema,
     context: ({ request }) => createContext(request, upstreamsFor(security.budget())),
     maskedErrors: { maskError },
     // GraphiQL, CORS, batching and the body limit, as configured.
@@ -102,7 +109,24 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     logging,
   });
 
+  const handler = createHttpHandler({
+    yoga,
+    schema,
+    context: (headers) => createContext({ headers }, upstreamsFor(security.budget())),
+    maskError,
+    logMasked: (error) => logging.error(error),
+    debug: (message) => logging.debug(message),
+    observe: observability.lane,
+    rateLimiter: security.rateLimiter,
+    trustProxyHops: config.trustProxyHops,
+    maxBodyBytes: config.requestMaxBytes,
+    csrfPrevention: config.csrfPrevention,
+    // Trusted documents, the response cache and CORS are yoga plugins' work on every request.
+    enabled: config.trustedDocuments === undefined && config.responseCacheTtlMs <= 0 && config.corsOrigins === undefined,
+  });
+
   return {
+    handler,
     yoga,
     close: async () => {
       await Promise.all([petstoreClient.close(), plantsClient.close(), observability.close()]);

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const plantsUrl = emulator?.plantsUrl ?? config.plantsUrl ?? '';
   const gateway = createGateway({ ...config, petstoreUrl, plantsUrl, emulator: emulator !== undefined });
 
-  const server = createServer(gateway.yoga);
+  const server = createServer(gateway.handler);
   // The answers being written, so that a stop can see what is in flight and close each connection once its answer is out.
   const answering = new Set<ServerResponse>();
   let stopping = false;

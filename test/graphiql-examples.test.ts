@@ -21,7 +21,7 @@ afterAll(() => emulator.close());
 
 async function serve(overrides: Partial<GatewayConfig>) {
   const gateway = createGateway(testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, ...overrides }), { logDestination: captureLog() });
-  const { server, url } = await listen(gateway.yoga);
+  const { server, url } = await listen(gateway.handler);
   return {
     url: `${url}/graphql`,
     async close() {

@@ -143,7 +143,7 @@ describe('with tracing on', () => {
     });
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'pets-under-test' };
     const traced = createGateway(testConfig({ ...loadConfig([], env), petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl }), { logDestination: captureLog() });
-    const served = await listen(traced.yoga);
+    const served = await listen(traced.handler);
     try {
       await postGraphQL(`${served.url}/graphql`, 'query Order { order(id: 1) { id } }');
     } finally {

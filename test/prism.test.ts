@@ -31,7 +31,7 @@ beforeAll(async () => {
   for (const format of FORMATS) {
     // Prism serves the documents' paths without their servers' base paths.
     const gateway = createGateway(testConfig({ petstoreUrl: mocks.petstore.url, plantsUrl: mocks.plants.url, petstoreBodyFormat: format }));
-    const { server, url } = await listen(gateway.yoga);
+    const { server, url } = await listen(gateway.handler);
     gateways.set(format, { gateway, server, url: `${url}/graphql` });
   }
 }, 120_000);

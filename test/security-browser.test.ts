@@ -177,7 +177,7 @@ describe('NODE_ENV=production', () => {
     const crashing = (service: 'petstore' | 'plants'): UpstreamClient => ({ service, request: () => Promise.reject(crash), close: () => Promise.resolve() });
     const config = testConfig({ ...production, host: '127.0.0.1', port: 0, logLevel: 'error', petstoreUrl: stack.emulator.petstoreUrl, plantsUrl: stack.emulator.plantsUrl });
     const gateway = createGateway(config, { createUpstreamClient: crashing });
-    const { server, url } = await listen(gateway.yoga);
+    const { server, url } = await listen(gateway.handler);
     try {
       const page = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
       const introspection = await postGraphQL(`${url}/graphql`, '{ __schema { queryType { name } } }');

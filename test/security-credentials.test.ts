@@ -23,7 +23,7 @@ async function serve(upstream: ScriptedUpstream, overrides: Partial<GatewayConfi
   const log: string[] = [];
   const config = testConfig({ petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url, upstreamRetries: 0, logLevel: 'debug', ...overrides });
   const gateway = createGateway(config, { ...dependencies, logDestination: { write: (line: string) => void log.push(line) } });
-  const { server, url } = await listen(gateway.yoga);
+  const { server, url } = await listen(gateway.handler);
   return {
     url: `${url}/graphql`,
     origin: url,

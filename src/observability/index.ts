@@ -4,10 +4,10 @@
  * `x-request-id`, or a new one) that comes back in the response, goes upstream with each call
  * and is on every log line written while it is served.
  */
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import { getOperationAST, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { readCredentials } from '../credentials.js';
+import { credentialSecrets } from '../credentials.js';
 import { createLogger, secretValues, yogaLogger, type DestinationStream, type Logger } from '../logger.js';
 import type { UpstreamObserver, UpstreamService } from '../upstream/http.js';
 import { checkReadiness } from './health.js';
@@ -46,21 +46,29 @@ export type Observability = {
   plugin: Plugin;
   /** given to the upstream clients: metrics, spans, log entries and headers of each upstream call */
   observeUpstream: UpstreamObserver;
+  /** the same observations for requests the gateway's own HTTP lane serves (src/http/), in the order yoga's hooks make them */
+  lane: RequestObservations;
   /** exports the spans still buffered */
   close(): Promise<void>;
+};
+
+/** Headers as the observations read them: a Fetch `Headers`, or the lane's view of node's. */
+type HeaderSource = { get(name: string): string | null };
+
+/** See {@link Observability.lane}. */
+export type RequestObservations = {
+  beginRequest(method: string, path: string, headers: HeaderSource, allHeaders: () => Record<string, string | string[] | undefined>): RequestRecord;
+  beginOperation(request: RequestRecord): OperationRecord;
+  paramsRead(request: RequestRecord, operation: OperationRecord, params: { operationName?: unknown; variables?: unknown }, secrets: readonly string[]): void;
+  executing(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void;
+  resultReady(request: RequestRecord, result: unknown): void;
+  refused(request: RequestRecord, code: string): void;
+  responseReady(request: RequestRecord, status: number): void;
 };
 
 /** GraphQL names only: anything else a client puts in `operationName` stays out of metrics and logs. */
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,127}$/;
 
-/**
- * The credential values of a request: each credential header whole and, for `Bearer x`, the
- * token alone. Shorter than 4 characters they are left alone (redacting "a" garbles every line).
- */
-function credentialValues(headers: Headers): string[] {
-  const { bearer, apiKey } = readCredentials(headers);
-  return [headers.get('authorization'), bearer, headers.get('api_key'), apiKey].filter((value): value is string => (value?.length ?? 0) >= 4);
-}
 
 /** `extensions.code` of each error of a result (or of each result of a batch); a stream has none to count here. */
 function errorCodes(result: unknown): string[] {
@@ -76,6 +84,7 @@ function errorCodes(result: unknown): string[] {
 /** Builds the log, metrics and tracing of a gateway. */
 export function createObservability(config: ObservabilityConfig, dependencies: ObservabilityDependencies = {}): Observability {
   const log = createLogger(config.logLevel, dependencies.logDestination);
+  const debug = log.isLevelEnabled('debug');
   const metrics = config.metrics ? createMetrics() : undefined;
   const tracing = createTracing(config, dependencies);
   const baseUrls: Record<UpstreamService, string> = { petstore: config.petstoreUrl, plants: config.plantsUrl };
@@ -92,29 +101,82 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     }
   };
 
+  /** A request starts: its record, current for everything that runs while it is served. */
+  const beginRequest = (method: string, path: string, headers: HeaderSource, allHeaders: () => Record<string, string | string[] | undefined>): RequestRecord => ({
+    id: requestIdFrom(headers.get('x-request-id')),
+    started: performance.now(),
+    method,
+    path,
+    operations: [],
+    upstream: [],
+    secrets: credentialSecrets(headers),
+    ...(tracing ? { traceParent: tracing.extract(headers) } : {}),
+    // Headers are only kept for a debug log, where the logger redacts the credentials among them.
+    ...(debug ? { headers: allHeaders() } : {}),
+  });
+
+  /** An operation of `request` starts. */
+  const beginOperation = (request: RequestRecord): OperationRecord => {
+    const operation: OperationRecord = { started: performance.now(), errorCodes: [] };
+    if (tracing && request.traceParent) operation.span = tracing.startOperation(request.traceParent);
+    request.operations.push(operation);
+    return operation;
+  };
+
+  /** The operation's parameters are known: its name, and the secrets its variables carry. */
+  const paramsRead = (request: RequestRecord, operation: OperationRecord, params: { operationName?: unknown; variables?: unknown }, secrets: readonly string[]) => {
+    if (typeof params.operationName === 'string' && GRAPHQL_NAME.test(params.operationName)) operation.name = params.operationName;
+    if (secrets.length > 0) request.secrets.push(...secrets);
+    // Variables are only kept for a debug log, and redacted there.
+    if (debug) operation.variables = params.variables;
+  };
+
+  /** The operation is about to execute: its type and its name as the document says. */
+  const executing = (operation: OperationRecord, definition: OperationDefinitionNode | null | undefined) => {
+    if (!definition) return;
+    operation.type = definition.operation;
+    operation.name = definition.name?.value;
+  };
+
+  /** The result is ready to be sent: its errors are counted (the plugins before this one have given each its final code). */
+  const resultReady = (request: RequestRecord, result: unknown) => {
+    const results = Array.isArray(result) ? result : [result];
+    // A request refused before any operation ran (unreadable body, no query) still counts its error.
+    if (request.operations.length === 0 && errorCodes(result).length > 0) {
+      request.operations.push({ started: request.started, ended: performance.now(), errorCodes: [] });
+    }
+    request.operations.forEach((operation, index) => {
+      operation.errorCodes = errorCodes(request.operations.length === results.length ? results[index] : result);
+      finishOperation(operation);
+    });
+  };
+
+  /** A request refused before it was read (a rate limit): counted and logged without building an error. */
+  const refused = (request: RequestRecord, code: string) => {
+    request.operations.push({ started: request.started, ended: performance.now(), errorCodes: [code] });
+  };
+
+  /** The response is ready: the request's log line. The caller sends `x-request-id: request.id` with it. */
+  const responseReady = (request: RequestRecord, status: number) => {
+    // An operation whose result was never processed (its request failed on the way) is finished here.
+    for (const operation of request.operations) finishOperation(operation);
+    const line = requestLogLine(request, status);
+    // Probes come every few seconds; they are only worth a line when debugging.
+    const probe = request.method === 'GET' && (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
+    if (probe) log.debug(line.fields, line.message);
+    else log.info(line.fields, line.message);
+  };
+
   const plugin: Plugin = {
     instrumentation: {
       request({ request }, wrapped) {
-        const record: RequestRecord = {
-          id: requestIdFrom(request.headers.get('x-request-id')),
-          started: performance.now(),
-          method: request.method,
-          path: new URL(request.url).pathname,
-          operations: [],
-          upstream: [],
-          secrets: credentialValues(request.headers),
-          ...(tracing ? { traceParent: tracing.extract(request.headers) } : {}),
-          // Headers are only kept for a debug log, where the logger redacts the credentials among them.
-          ...(log.isLevelEnabled('debug') ? { headers: Object.fromEntries(request.headers) } : {}),
-        };
+        const record = beginRequest(request.method, new URL(request.url).pathname, request.headers, () => Object.fromEntries(request.headers));
         return runInRequest(record, wrapped);
       },
       operation(_payload, wrapped) {
         const request = currentRequest();
         if (request === undefined) return wrapped();
-        const operation: OperationRecord = { started: performance.now(), errorCodes: [] };
-        if (tracing && request.traceParent) operation.span = tracing.startOperation(request.traceParent);
-        request.operations.push(operation);
+        const operation = beginOperation(request);
         return (async () => {
           try {
             await runInOperation(request, operation, wrapped);
@@ -140,53 +202,35 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
       }
     },
     onParams({ params }) {
+      const request = currentRequest();
       const operation = currentOperation();
-      if (operation === undefined) return;
-      if (typeof params.operationName === 'string' && GRAPHQL_NAME.test(params.operationName)) operation.name = params.operationName;
-      currentRequest()?.secrets.push(...secretValues(params.variables, params.query));
-      // Variables are only kept for a debug log, and redacted there.
-      if (log.isLevelEnabled('debug')) operation.variables = params.variables;
+      if (request === undefined || operation === undefined) return;
+      paramsRead(request, operation, params, secretValues(params.variables, params.query));
     },
     onExecute({ args }) {
       const operation = currentOperation();
-      if (operation === undefined) return;
-      const definition = getOperationAST(args.document, args.operationName);
-      if (definition) {
-        operation.type = definition.operation;
-        operation.name = definition.name?.value;
-      }
+      if (operation !== undefined) executing(operation, getOperationAST(args.document, args.operationName));
     },
-    // Errors are counted in the result as it is sent: the plugins before this one have given every error its final code.
     onResultProcess({ result }) {
       const request = currentRequest();
-      if (request === undefined) return;
-      const results = Array.isArray(result) ? result : [result];
-      // A request refused before any operation ran (unreadable body, no query) still counts its error.
-      if (request.operations.length === 0 && errorCodes(result).length > 0) {
-        request.operations.push({ started: request.started, ended: performance.now(), errorCodes: [] });
-      }
-      request.operations.forEach((operation, index) => {
-        operation.errorCodes = errorCodes(request.operations.length === results.length ? results[index] : result);
-        finishOperation(operation);
-      });
+      if (request !== undefined) resultReady(request, result);
     },
     onResponse({ response }) {
       const request = currentRequest();
       if (request === undefined) return;
-      // An operation whose result was never processed (its request failed on the way) is finished here.
-      for (const operation of request.operations) finishOperation(operation);
       response.headers.set('x-request-id', request.id);
-      const line = requestLogLine(request, response.status);
-      // Probes come every few seconds; they are only worth a line when debugging.
-      const probe = request.method === 'GET' && (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
-      if (probe) log.debug(line.fields, line.message);
-      else log.info(line.fields, line.message);
+      responseReady(request, response.status);
     },
   };
 
   const observeUpstream: UpstreamObserver = (call) => {
     const request = currentRequest();
     const span = tracing?.startUpstreamCall(currentOperation()?.span, { ...call, baseUrl: baseUrls[call.service] });
+    if (call.shared) {
+      // Counted as it joins. Its span is the wait for the call it joined; the upstream sees only that one.
+      metrics?.observeSharedCall(call);
+      span?.setAttribute('upstream.shared', true);
+    }
     // Recorded at its start: an answer can be sent while a call is still in flight (a failed
     // non-null field ends the operation at once), and the log line then shows it unfinished.
     const record: UpstreamCallRecord = { ...call };
@@ -201,5 +245,12 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     };
   };
 
-  return { logger: yogaLogger(log), log, plugin, observeUpstream, close: async () => tracing?.shutdown() };
+  return {
+    logger: yogaLogger(log),
+    log,
+    plugin,
+    observeUpstream,
+    lane: { beginRequest, beginOperation, paramsRead, executing, resultReady, refused, responseReady },
+    close: async () => tracing?.shutdown(),
+  };
 }

@@ -66,7 +66,7 @@ function sampler(config: TracingConfig): Sampler {
 /** The tracing of one gateway. */
 export type Tracing = {
   /** the caller's trace context from its `traceparent` and `tracestate` headers (the root context when it sent none) */
-  extract(headers: Headers): Context;
+  extract(headers: { get(name: string): string | null }): Context;
   /** starts the span of one GraphQL operation; name it with {@link nameOperationSpan} once its name is known */
   startOperation(parent: Context): Span;
   /** starts the span of one upstream call, a child of the operation's span (when there is one) */
@@ -103,7 +103,8 @@ export function createTracing(config: TracingConfig, dependencies: TracingDepend
   const propagator = new W3CTraceContextPropagator();
 
   return {
-    extract: (headers) => propagator.extract(ROOT_CONTEXT, headers, { keys: () => [...headers.keys()], get: (carrier: Headers, key) => carrier.get(key) ?? undefined }),
+    // The W3C propagator asks for its two headers by name; it never lists the carrier's keys.
+    extract: (headers) => propagator.extract(ROOT_CONTEXT, headers, { keys: () => ['traceparent', 'tracestate'], get: (carrier: typeof headers, key) => carrier.get(key) ?? undefined }),
     startOperation: (parent) => tracer.startSpan('GraphQL Operation', { kind: SpanKind.SERVER }, parent),
     startUpstreamCall(parent, call) {
       const { hostname, port, protocol } = new URL(call.baseUrl);

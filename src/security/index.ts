@@ -12,7 +12,7 @@ import { refused } from './errors.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
-import { useRateLimit } from './rate-limit.js';
+import { createRateLimiter, useRateLimit, type RateLimiter } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
 import { useRequestBodyLimits } from './request-body.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
@@ -92,6 +92,8 @@ export type Security = {
   schema(schema: GraphQLSchema): GraphQLSchema;
   /** a fresh upstream call budget, for one operation */
   budget(): UpstreamCallBudget;
+  /** the rate limits (undefined when off), for the HTTP lane to check before it reads a request; the plugin shares its buckets */
+  rateLimiter: RateLimiter | undefined;
 };
 
 /**
@@ -100,9 +102,11 @@ export type Security = {
  */
 export function createSecurity(config: SecurityConfig, uploads: { maxFiles: number }): Security {
   const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
+  const limits = { perMinute: config.rateLimitPerMinute, perAddressPerMinute: config.rateLimitAddressPerMinute, trustProxyHops: config.trustProxyHops };
+  const rateLimiter = createRateLimiter(limits);
   const plugins: Plugin[] = [
     // First: a refused client costs no parsing.
-    useRateLimit({ perMinute: config.rateLimitPerMinute, perAddressPerMinute: config.rateLimitAddressPerMinute, trustProxyHops: config.trustProxyHops }),
+    useRateLimit(limits, rateLimiter),
     ...(config.csrfPrevention ? [useCsrfPrevention()] : []),
     useRequestBodyLimits({ maxBytes: config.requestMaxBytes, maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes }),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
@@ -128,5 +132,6 @@ export function createSecurity(config: SecurityConfig, uploads: { maxFiles: numb
     plugins,
     schema: (schema) => checkRepresentations(limitListArguments(schema, config.listArgumentMaxItems)),
     budget: () => new UpstreamCallBudget(config.upstreamMaxCallsPerOperation),
+    rateLimiter,
   };
 }

@@ -77,9 +77,9 @@ export function createMemoryRateLimitStore(options: { maxKeys?: number } = {}): 
 
 /** Rate limits; 0 turns one off. */
 export type RateLimits = {
-  /** requests per minute of one client (its credential, or its address without one). @default 600 */
+  /** requests per minute of one client (its credential, or its address without one); 0: no limit. @default 0 */
   perMinute: number;
-  /** requests per minute from one address, whatever credentials they carry. @default 6000 */
+  /** requests per minute from one address, whatever credentials they carry; 0: no limit. @default 0 */
   perAddressPerMinute: number;
   /** proxies in front of the gateway whose X-Forwarded-For entries are trusted. @default 0 */
   trustProxyHops: number;
@@ -94,20 +94,24 @@ export type RateLimits = {
  * X-Forwarded-For entry that the outermost trusted proxy added (entries further left are the
  * client's to invent).
  */
-export function clientAddress(request: Request, serverContext: object, hops: number): string {
-  const incoming: unknown = Reflect.get(serverContext, 'req');
-  const peer = incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
+export function clientAddress(peer: string, forwardedFor: string | null, hops: number): string {
   if (hops === 0) return peer;
-  const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+  const chain = (forwardedFor ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
-  const chain = [...forwarded, peer];
+  chain.push(peer);
   return chain[Math.max(0, chain.length - 1 - hops)] ?? peer;
 }
 
+/** The peer address of the node:http connection a yoga request came on (`unknown` elsewhere). */
+function peerOf(serverContext: object): string {
+  const incoming: unknown = Reflect.get(serverContext, 'req');
+  return incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
+}
+
 /** The key of a caller's credential: a hash, so that no secret is kept in memory or sent to a shared store. */
-function credentialKey(headers: Headers): string | undefined {
+function credentialKey(headers: HeaderSource): string | undefined {
   const { bearer, apiKey } = readCredentials(headers);
   if (bearer === undefined && apiKey === undefined) return undefined;
   return createHash('sha256')
@@ -115,28 +119,59 @@ function credentialKey(headers: Headers): string | undefined {
     .digest('base64url');
 }
 
-/**
- * The yoga plugin: each GraphQL request takes a token from its client's bucket and from its
- * address's; without one it is refused with 429, RATE_LIMITED and a Retry-After in seconds.
- * It runs before the body is read, so a refused request costs almost nothing.
- */
-export function useRateLimit(limits: RateLimits): Plugin {
+type HeaderSource = { get(name: string): string | null };
+
+/** A request the limits refuse: how many a minute are allowed, and when to come back. */
+export type RateLimitRefusal = { perMinute: number; retryAfterSeconds: number };
+
+/** The limits of one gateway, as a check any HTTP front can make before it reads a request. */
+export type RateLimiter = {
+  /** takes a token from the caller's buckets; the refusal when one is empty */
+  check(address: string, headers: HeaderSource): Promise<RateLimitRefusal | undefined>;
+};
+
+/** The limiter, or undefined when both limits are 0 (off): then nothing is computed per request. */
+export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
+  if (limits.perMinute <= 0 && limits.perAddressPerMinute <= 0) return undefined;
   const store = limits.store ?? createMemoryRateLimitStore();
   const now = limits.now ?? Date.now;
   return {
-    async onRequestParse({ request, serverContext }) {
-      const address = clientAddress(request, serverContext, limits.trustProxyHops);
-      const credential = credentialKey(request.headers);
+    async check(address, headers) {
+      const credential = credentialKey(headers);
       const checks: [key: string, perMinute: number][] = [];
       if (limits.perMinute > 0) checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
       if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
       const at = now();
       for (const [key, perMinute] of checks) {
         const { allowed, retryAfterMs } = await store.take(key, { perMinute }, at);
-        if (!allowed) {
-          const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-          throw refused('RATE_LIMITED', `Too many requests: at most ${perMinute} per minute; retry in ${seconds} s`, 429, { 'Retry-After': String(seconds) });
-        }
+        if (!allowed) return { perMinute, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
+      }
+      return undefined;
+    },
+  };
+}
+
+/** What a refused caller is told (one text for both HTTP fronts). */
+export function rateLimitMessage(refusal: RateLimitRefusal): string {
+  return `Too many requests: at most ${refusal.perMinute} per minute; retry in ${refusal.retryAfterSeconds} s`;
+}
+
+/**
+ * The yoga plugin: each GraphQL request takes a token from its client's bucket and from its
+ * address's; without one it is refused with 429, RATE_LIMITED and a Retry-After in seconds.
+ * It runs before the body is read, so a refused request costs almost nothing. Requests the
+ * gateway's own HTTP lane has already checked (`serverContext.rateLimitChecked`) are not
+ * counted twice.
+ */
+export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(limits)): Plugin {
+  if (limiter === undefined) return {};
+  return {
+    async onRequestParse({ request, serverContext }) {
+      if (Reflect.get(serverContext, 'rateLimitChecked') === true) return;
+      const address = clientAddress(peerOf(serverContext), request.headers.get('x-forwarded-for'), limits.trustProxyHops);
+      const refusal = await limiter.check(address, request.headers);
+      if (refusal) {
+        throw refused('RATE_LIMITED', rateLimitMessage(refusal), 429, { 'Retry-After': String(refusal.retryAfterSeconds) });
       }
     },
   };

@@ -8,7 +8,7 @@
  */
 import type { Plugin } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
-import { readCredentials } from '../credentials.js';
+import { credentialSecrets } from '../credentials.js';
 import { REDACTED, secretValues } from '../logger.js';
 
 /** Replaces every secret in `text`. */
@@ -35,6 +35,27 @@ function mapErrors<R>(result: R, change: (error: GraphQLError) => GraphQLError):
   return one(result) as R;
 }
 
+/** A result whose error messages are cleared of `secrets` (longest first). */
+export function redactResult<R>(result: R, secrets: readonly string[]): R {
+  if (secrets.length === 0) return result;
+  // Longest first, so that a token inside its "Bearer …" header is not redacted by halves.
+  let longestFirst: string[] | undefined;
+  return mapErrors(result, (error) => redactError(error, (longestFirst ??= [...secrets].sort((a, b) => b.length - a.length))));
+}
+
+/**
+ * GraphQL's refusal of a variable's value ("Variable "$id" got invalid value …") is the one
+ * request error that comes without a code; it gets BAD_USER_INPUT like every other bad argument,
+ * and HTTP 400: nothing ran.
+ */
+export function codeVariableErrors<R>(result: R): R {
+  return mapErrors(result, (error) =>
+    error.extensions['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
+      ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })
+      : error,
+  );
+}
+
 /**
  * The yoga plugin that clears the request's secrets from every error of the response, request
  * errors included. (The log does the same for its lines: `src/logger.ts`.)
@@ -43,12 +64,9 @@ export function useSecretRedaction(): Plugin {
   // Passwords (and other fields named like a secret) the request sent, in its variables or its document.
   const secretsSent = new WeakMap<Request, string[]>();
   const secretsOf = (request: Request): string[] => {
-    const { bearer, apiKey } = readCredentials(request.headers);
-    // Credentials shorter than 4 characters are left alone, as the upstream client does: redacting
-    // "a" would garble every message. Passwords are redacted whatever their length.
-    const credentials = [request.headers.get('authorization'), bearer, request.headers.get('api_key'), apiKey].filter((value): value is string => (value?.length ?? 0) >= 4);
-    // Longest first, so that a token inside its "Bearer …" header is not redacted by halves.
-    return [...credentials, ...(secretsSent.get(request) ?? [])].sort((a, b) => b.length - a.length);
+    // Passwords are redacted whatever their length; credentials from 4 characters on.
+    const credentials = credentialSecrets(request.headers);
+    return [...credentials, ...(secretsSent.get(request) ?? [])];
   };
   return {
     onParams({ request, params }) {
@@ -56,25 +74,16 @@ export function useSecretRedaction(): Plugin {
       if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
     },
     onResultProcess({ request, result, setResult }) {
-      const secrets = secretsOf(request);
-      setResult(mapErrors(result, (error) => redactError(error, secrets)));
+      setResult(redactResult(result, secretsOf(request)));
     },
   };
 }
 
-/**
- * GraphQL's refusal of a variable's value ("Variable "$id" got invalid value …") is the one
- * request error that comes without a code; it gets BAD_USER_INPUT like every other bad argument,
- * and HTTP 400: nothing ran.
- */
+/** The yoga plugin of {@link codeVariableErrors}. */
 export function useVariableErrorCode(): Plugin {
-  const coded = (error: GraphQLError) =>
-    error.extensions['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
-      ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })
-      : error;
   return {
     onResultProcess({ result, setResult }) {
-      setResult(mapErrors(result, coded));
+      setResult(codeVariableErrors(result));
     },
   };
 }

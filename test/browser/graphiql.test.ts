@@ -27,7 +27,7 @@ const outside: string[] = [];
 beforeAll(async () => {
   emulator = await startEmulator();
   gateway = createGateway(testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, emulator: true }), { logDestination: captureLog() });
-  served = await listen(gateway.yoga);
+  served = await listen(gateway.handler);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }, 60_000);
 

@@ -55,7 +55,7 @@ export async function serveObserved(
     ...dependencies,
     logDestination: log,
   });
-  const { server, url: origin } = await listen(gateway.yoga);
+  const { server, url: origin } = await listen(gateway.handler);
   const url = `${origin}/graphql`;
   return {
     origin,

@@ -67,7 +67,7 @@ export async function postGraphQL(url: string, query: string, variables?: Record
 export async function startStack(overrides: Partial<GatewayConfig> = {}, emulator?: Emulator): Promise<Stack> {
   const upstreamEmulator = emulator ?? (await startUpstream());
   const gateway = createGateway(testConfig({ petstoreUrl: upstreamEmulator.petstoreUrl, plantsUrl: upstreamEmulator.plantsUrl, ...overrides }));
-  const { server, url } = await listen(gateway.yoga);
+  const { server, url } = await listen(gateway.handler);
   const endpoint = `${url}/graphql`;
   return {
     url: endpoint,

@@ -1,0 +1,335 @@
+/**
+ * The gateway's HTTP front. The common request — a query or mutation sent as a JSON POST, or a
+ * query sent as a GET — is served here straight from node:http: read, found in a document cache,
+ * executed, answered. No Fetch `Request` or `Response` is built for it; on this path that
+ * adaptation cost more CPU than the rest of the request together (bench/PROFILE.md).
+ *
+ * Everything else goes to yoga, which applies the same plugins: GraphiQL, uploads, batches,
+ * persisted and trusted documents, CORS, the response cache, other content types, and every
+ * request the lane finds unusual once it has read it (a body that is not JSON, a document that
+ * does not parse or validate, a GET mutation). Those are rare or refused, so yoga's cost there
+ * does not matter, and their answers stay exactly yoga's. What the lane does itself it does
+ * through the same functions as the plugins: the rate limiter, the body limit, error masking
+ * and redaction, and the observations (log line, metrics, spans).
+ */
+import { isUtf8 } from 'node:buffer';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { normalizedExecutor } from '@graphql-tools/executor';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { YogaServerInstance } from 'graphql-yoga';
+import type { GraphQLContext } from '../context.js';
+import { secretValues } from '../logger.js';
+import type { RequestObservations } from '../observability/index.js';
+import { runInOperation, runInRequest, type RequestRecord } from '../observability/request-context.js';
+import { clientAddress, rateLimitMessage, type RateLimiter } from '../security/rate-limit.js';
+import { codeVariableErrors, redactResult } from '../security/redaction.js';
+import { CSRF_HEADERS } from '../security/index.js';
+import { resultBody, resultStatus, type ResultMediaType } from './result.js';
+
+/** A node:http request listener. */
+export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** What the lane is built with. */
+export type LaneOptions = {
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  /** the executable schema yoga serves (with the gateway's wrappers) */
+  schema: GraphQLSchema;
+  /** the context of one operation, from the request's headers */
+  context(headers: HeaderReader): GraphQLContext | Promise<GraphQLContext>;
+  /** yoga's `maskedErrors.maskError` */
+  maskError(error: unknown, message: string): Error;
+  /** logs an error that was masked (unexpected: with its stack, server-side) */
+  logMasked(error: unknown): void;
+  /** a debug-level log line */
+  debug(message: string): void;
+  observe: RequestObservations;
+  /** undefined when rate limits are off */
+  rateLimiter: RateLimiter | undefined;
+  trustProxyHops: number;
+  /** largest body of a JSON POST, in bytes */
+  maxBodyBytes: number;
+  csrfPrevention: boolean;
+  /**
+   * Whether the lane serves anything at all. Off when a feature that only yoga's plugins
+   * implement applies to every request: trusted documents, the response cache, CORS.
+   */
+  enabled: boolean;
+};
+
+/** Headers read by name, as the context, the credentials and the observations read them. */
+export type HeaderReader = { get(name: string): string | null };
+
+/** node's headers as a {@link HeaderReader}: names are already lower case, repeated ones joined as Fetch does. */
+function headerReader(headers: IncomingHttpHeaders): HeaderReader {
+  return {
+    get(name) {
+      const value = headers[name];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+}
+
+/** Documents kept after they parsed and validated; beyond this many, the oldest go. */
+const DOCUMENT_CACHE_SIZE = 1000;
+
+type Prepared = {
+  document: DocumentNode;
+  /** values of secret-named fields written into the document itself (`password: "…"`) */
+  secrets: readonly string[];
+};
+
+type Params = { query: string; variables?: Record<string, unknown> | null; operationName?: string | null };
+
+const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
+
+/** A parsed body or query string the lane serves itself, or undefined when yoga must look at it. */
+function laneParams(value: unknown): Params | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const params = value as Record<string, unknown>;
+  for (const key in params) if (!PARAM_NAMES.has(key) && params[key] != null) return undefined;
+  const { query, variables, operationName, extensions } = params;
+  if (typeof query !== 'string') return undefined;
+  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  // Extensions (a persisted query's hash, for one) are for yoga's plugins.
+  if (extensions != null) return undefined;
+  return params as Params;
+}
+
+/**
+ * The media type of the answer, as yoga's result processors would choose it for this Accept
+ * header, or undefined when it would choose another processor (server-sent events, multipart)
+ * or none: then yoga answers.
+ */
+export function acceptedMediaType(accept: string | undefined): ResultMediaType | undefined {
+  if (accept === undefined || accept === '' || accept === '*/*' || accept === 'application/json') return 'application/json';
+  if (accept === 'application/graphql-response+json') return accept;
+  // The first listed type that either JSON type matches decides; application/json wins a tie.
+  for (const entry of accept.replace(/\s/g, '').toLowerCase().split(',')) {
+    const [type = '', ...parameters] = entry.split(';');
+    const charset = parameters.find((parameter) => parameter.startsWith('charset='));
+    if (charset !== undefined && charset !== 'charset=utf-8') continue;
+    const [main, sub] = type.split('/');
+    const matches = (candidate: string) => (main === '*' || main === 'application') && (sub === '*' || sub === candidate);
+    if (matches('json')) return 'application/json';
+    if (matches('graphql-response+json')) return 'application/graphql-response+json';
+    if (type === 'text/event-stream' || type === 'multipart/mixed') return undefined;
+  }
+  return undefined;
+}
+
+/** True for `application/json`, with no charset or UTF-8. */
+function isJsonContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  if (contentType === 'application/json') return true;
+  const [type = '', ...parameters] = contentType.toLowerCase().split(';').map((part) => part.trim());
+  return type === 'application/json' && parameters.every((parameter) => !parameter.startsWith('charset=') || parameter === 'charset=utf-8');
+}
+
+/** Builds the gateway's node:http request listener. */
+export function createHttpHandler(options: LaneOptions): HttpHandler {
+  const { yoga, observe } = options;
+  const endpoint = yoga.graphqlEndpoint;
+  const documents = new Map<string, Prepared>();
+  /** Serves a request the lane does not serve, unread; the lane's rate limit check (if made) is not repeated. */
+  const toYoga = (request: IncomingMessage, response: ServerResponse, checked: boolean) =>
+    void yoga.handle(request, response, checked ? { rateLimitChecked: true } : {});
+
+  /** Serves a request the lane has read but does not serve, through yoga, with its body as read. */
+  async function readToYoga(request: IncomingMessage, response: ServerResponse, body: string | Buffer | undefined): Promise<void> {
+    const url = `http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`;
+    const headers = new yoga.fetchAPI.Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const fetchRequest = new yoga.fetchAPI.Request(url, { method: request.method ?? 'GET', headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : new Uint8Array(body) } : {}) });
+    const answer = await yoga.handleRequest(fetchRequest, { req: request, res: response, rateLimitChecked: true });
+    const payload = Buffer.from(await answer.arrayBuffer());
+    const outgoing: Record<string, string> = {};
+    answer.headers.forEach((value, name) => (outgoing[name] = value));
+    outgoing['content-length'] = String(payload.byteLength);
+    response.writeHead(answer.status, outgoing);
+    response.end(payload);
+  }
+
+  /** Parses and validates a document through yoga's own parse and validate (its limits, its rules), once. */
+  function prepare(query: string, operationName: string | null | undefined, method: string, headers: HeaderReader): Prepared | undefined {
+    const enveloped = yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
+    let document: DocumentNode;
+    try {
+      document = enveloped.parse(query);
+    } catch {
+      return undefined;
+    }
+    if (enveloped.validate(enveloped.schema, document).length > 0) return undefined;
+    const prepared = { document, secrets: secretValues(undefined, query) };
+    if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value as string);
+    documents.set(query, prepared);
+    options.debug(`document parsed, validated and kept (${documents.size} kept)`);
+    return prepared;
+  }
+
+  /** Writes an answer, with the request id, and logs it. */
+  function send(response: ServerResponse, record: RequestRecord, status: number, mediaType: ResultMediaType, body: string, extra?: Record<string, string>) {
+    response.writeHead(status, {
+      'content-type': `${mediaType}; charset=utf-8`,
+      'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': record.id,
+      ...extra,
+    });
+    response.end(body);
+    observe.responseReady(record, status);
+  }
+
+  /** Masks unexpected errors and gives every error its final form, as yoga's plugins do. */
+  function finalResult(result: ExecutionResult, secrets: readonly string[]): ExecutionResult {
+    if (result.errors === undefined) return result;
+    const errors = result.errors.map((error) => {
+      const masked = options.maskError(error, 'Unexpected error.');
+      if (masked !== error) options.logMasked(error);
+      return masked instanceof GraphQLError ? masked : new GraphQLError(masked.message, { originalError: masked });
+    });
+    return redactResult(codeVariableErrors({ ...result, errors }), secrets);
+  }
+
+  async function serve(request: IncomingMessage, response: ServerResponse, method: 'GET' | 'POST', mediaType: ResultMediaType, queryAt: number): Promise<void> {
+    const headers = headerReader(request.headers);
+    const path = queryAt < 0 ? (request.url ?? '/') : (request.url ?? '/').slice(0, queryAt);
+    const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }));
+    await runInRequest(record, async () => {
+      if (options.rateLimiter) {
+        const address = clientAddress(request.socket.remoteAddress ?? 'unknown', headers.get('x-forwarded-for'), options.trustProxyHops);
+        const refusal = await options.rateLimiter.check(address, headers);
+        if (refusal) {
+          // Refused before the body is read, with no error object built: a refusal costs less than an answer.
+          request.resume();
+          observe.refused(record, 'RATE_LIMITED');
+          const message = JSON.stringify(rateLimitMessage(refusal));
+          send(response, record, 429, mediaType, `{"errors":[{"message":${message},"extensions":{"code":"RATE_LIMITED"}}]}`, {
+            'retry-after': String(refusal.retryAfterSeconds),
+          });
+          return;
+        }
+      }
+      let body: string | undefined;
+      let parsed: unknown;
+      if (method === 'POST') {
+        const read = await readBody(request, options.maxBodyBytes);
+        // Too large, or not UTF-8: yoga's plugins refuse it, from the bytes read.
+        if (typeof read !== 'string') return void (await readToYoga(request, response, read));
+        body = read;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          parsed = undefined;
+        }
+      } else {
+        parsed = queryParams((request.url ?? '').slice(queryAt + 1));
+      }
+      const params = laneParams(parsed);
+      const prepared = params && (documents.get(params.query) ?? prepare(params.query, params.operationName, method, headers));
+      const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);
+      const servable = definition && (definition.operation === 'query' || (definition.operation === 'mutation' && method === 'POST'));
+      if (!params || !prepared || !servable) {
+        // Nothing was observed yet but the request itself: yoga observes it again, as its own.
+        return void (await readToYoga(request, response, body));
+      }
+      const operation = observe.beginOperation(record);
+      const variableSecrets = params.variables ? secretValues(params.variables, undefined) : [];
+      observe.paramsRead(record, operation, params, prepared.secrets.length > 0 ? [...prepared.secrets, ...variableSecrets] : variableSecrets);
+      observe.executing(operation, definition);
+      let result: ExecutionResult;
+      try {
+        // yoga's own executor: variables are coerced, and refused, exactly as on yoga's path.
+        const executed = await runInOperation(record, operation, async () =>
+          normalizedExecutor({
+            schema: options.schema,
+            document: prepared.document,
+            variableValues: params.variables ?? undefined,
+            operationName: params.operationName ?? undefined,
+            contextValue: await options.context(headers),
+          }),
+        );
+        if (Symbol.asyncIterator in executed) throw new Error('a query or mutation answered with a stream');
+        result = executed;
+      } catch (error) {
+        result = { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.', { originalError: error instanceof Error ? error : undefined })] };
+      } finally {
+        operation.ended = performance.now();
+      }
+      const final = finalResult(result, record.secrets);
+      observe.resultReady(record, final);
+      const { status, headers: extra } = resultStatus(final, mediaType);
+      send(response, record, status, mediaType, resultBody(final), extra);
+    });
+  }
+
+  return (request, response) => {
+    const url = request.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const method = request.method;
+    if (!options.enabled || path !== endpoint || (method !== 'POST' && method !== 'GET')) return toYoga(request, response, false);
+    const mediaType = acceptedMediaType(request.headers.accept);
+    if (mediaType === undefined) return toYoga(request, response, false);
+    if (method === 'POST') {
+      if (!isJsonContentType(request.headers['content-type'])) return toYoga(request, response, false);
+      const declared = request.headers['content-length'];
+      // A body the limit refuses, or a bad length, is refused by yoga's plugins before it is read.
+      if (declared !== undefined && !(/^\d+$/.test(declared) && Number(declared) <= options.maxBodyBytes)) return toYoga(request, response, false);
+    } else {
+      // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
+      if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html')) return toYoga(request, response, false);
+      if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) return toYoga(request, response, false);
+    }
+    serve(request, response, method, mediaType, queryAt).catch((error: unknown) => {
+      options.logMasked(error);
+      if (!response.headersSent) {
+        response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        response.end('{"errors":[{"message":"Unexpected error.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}');
+      } else {
+        response.destroy();
+      }
+    });
+  };
+}
+
+/** The GraphQL parameters of a GET's query string, or undefined when yoga must look at them (variables that are not JSON). */
+function queryParams(search: string): unknown {
+  const parameters = new URLSearchParams(search);
+  try {
+    const variables = parameters.get('variables');
+    const extensions = parameters.get('extensions');
+    return {
+      query: parameters.get('query') || undefined,
+      operationName: parameters.get('operationName') || undefined,
+      variables: variables ? (JSON.parse(variables) as unknown) : undefined,
+      extensions: extensions ? (JSON.parse(extensions) as unknown) : undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The whole body as UTF-8 text; or, when it is over `limit` bytes (of which no more than one
+ * chunk past the limit is kept) or not UTF-8, its bytes, for yoga's plugins to refuse. GraphQL
+ * over HTTP bodies are UTF-8, and a decoder that replaced bad bytes would let two byte strings
+ * mean the same operation.
+ */
+function readBody(request: IncomingMessage, limit: number): Promise<string | Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      if (size <= limit) chunks.push(chunk);
+      size += chunk.length;
+    });
+    request.once('end', () => {
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      resolve(size <= limit && isUtf8(bytes) ? bytes.toString('utf8') : bytes);
+    });
+    request.once('error', reject);
+  });
+}

@@ -322,9 +322,11 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
 
   /** One call, retried as its method and failure allow, within `limits`. */
   async function send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
-    const secrets = [...credentialValues(call.headers), ...(call.secrets ?? []).filter((secret) => secret !== '')];
-    const fail: Fail = (failure, message, status, code) =>
-      new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
+    // The secrets are only gathered when a message has to be cleared of them.
+    const fail: Fail = (failure, message, status, code) => {
+      const secrets = [...credentialValues(call.headers), ...(call.secrets ?? []).filter((secret) => secret !== '')];
+      return new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
+    };
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
     const idempotent = call.method === 'GET';
@@ -391,7 +393,9 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     const declaredLength = Number(headerValue(response.headers['content-length']) ?? 0);
     let text: string;
     // The whole body must arrive within bodyTimeoutMs of the headers, however steadily it trickles.
-    const bodyTimer = setTimeout(() => body.destroy(new BodyTimeout()), bodyTimeoutMs);
+    // When the call's deadline comes first (as with the defaults, where both are the same), that
+    // deadline already ends the read: no second timer per call.
+    const bodyTimer = performance.now() + bodyTimeoutMs < limits.deadline() ? setTimeout(() => body.destroy(new BodyTimeout()), bodyTimeoutMs) : undefined;
     try {
       // A declared length over the cap is refused before a byte of the body is read.
       if (declaredLength > maxResponseBytes) {
@@ -449,10 +453,11 @@ function afterRetries(error: UpstreamError, retries: number): UpstreamError {
  */
 function sharingKey(call: UpstreamRequest): string | undefined {
   if (call.body !== undefined || (call.secrets?.length ?? 0) > 0) return undefined;
-  const headers = Object.entries(call.headers ?? {})
-    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([call.path + queryString(call.query), headers, call.ignoreBody === true]);
+  // Header values cannot hold line breaks, so lines keep the parts apart.
+  let key = `${call.ignoreBody === true ? '!' : ''}${call.path}${queryString(call.query)}`;
+  const headers = call.headers ?? {};
+  for (const name of Object.keys(headers).sort()) key += `\n${name.toLowerCase()}:${headers[name]}`;
+  return key;
 }
 
 /**

@@ -32,12 +32,24 @@ function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error('upstream call failed');
 }
 
-/** Creates the loaders of one request, bound to its caller's credentials. */
+/**
+ * Creates the loaders of one request, bound to its caller's credentials. Each is made when the
+ * request first uses it: most requests use one of the three, or none.
+ */
 export function createLoaders(petstore: Pick<PetstoreApi, 'getPetById' | 'getOrderById' | 'getUserByName'>, credentials: Credentials): Loaders {
+  let petById: Loaders['petById'] | undefined;
+  let orderById: Loaders['orderById'] | undefined;
+  let userByName: Loaders['userByName'] | undefined;
   return {
-    petById: new DataLoader(eachKey((id) => petstore.getPetById(credentials, id))),
-    orderById: new DataLoader(eachKey((id) => petstore.getOrderById(id))),
-    userByName: new DataLoader(eachKey((username) => petstore.getUserByName(username))),
+    get petById() {
+      return (petById ??= new DataLoader(eachKey((id) => petstore.getPetById(credentials, id))));
+    },
+    get orderById() {
+      return (orderById ??= new DataLoader(eachKey((id) => petstore.getOrderById(id))));
+    },
+    get userByName() {
+      return (userByName ??= new DataLoader(eachKey((username) => petstore.getUserByName(username))));
+    },
   };
 }
 

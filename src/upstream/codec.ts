@@ -58,8 +58,12 @@ const INTEGER = /^-?\d+$/;
  * Used for ids from clients (before any upstream call) and from upstreams alike.
  */
 export function toInt64(value: unknown): string | undefined {
-  const text = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : value;
+  // Safe integers (the JSON most upstreams send) are int64s already; no BigInt needed.
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? String(value === 0 ? 0 : value) : undefined;
+  const text = value;
   if (typeof text !== 'string' || !INTEGER.test(text) || text.length > 20) return undefined;
+  // Up to 15 digits, a string is a safe integer too: its canonical form is its number's.
+  if (text.length <= 15) return String(Number(text) || 0);
   const n = BigInt(text);
   return n >= INT64_MIN && n <= INT64_MAX ? n.toString() : undefined;
 }
@@ -106,51 +110,90 @@ export function decodeXml(text: string): unknown {
  * and empty values are left out.
  */
 export function normalize<S extends Shape>(shape: S, raw: unknown, path = '$'): Payload<S> {
-  return normalizeAny(shape, raw, path) as Payload<S>;
+  try {
+    return normalizeAny(shape, raw) as Payload<S>;
+  } catch (error) {
+    // The path is only spelled out for a value that does not fit: on success, building it for
+    // every field would be most of the work.
+    if (error instanceof Misfit) throw new DecodeError(`${path}${error.path.reverse().join('')}: ${error.message}`);
+    throw error;
+  }
 }
 
-function normalizeAny(shape: Shape, raw: unknown, path: string): unknown {
+/** A value that does not fit its shape, and where it is, gathered innermost first as the throw unwinds. */
+class Misfit extends Error {
+  readonly path: string[] = [];
+}
+
+/** The fields of an object shape, listed once. */
+const FIELDS = new WeakMap<Shape, [string, Shape][]>();
+function fieldsOf(shape: Extract<Shape, { kind: 'object' }>): [string, Shape][] {
+  let fields = FIELDS.get(shape);
+  if (fields === undefined) {
+    fields = Object.entries(shape.fields);
+    FIELDS.set(shape, fields);
+  }
+  return fields;
+}
+
+function normalizeAny(shape: Shape, raw: unknown): unknown {
   switch (shape.kind) {
     case 'int64': {
       const value = toInt64(raw);
-      if (value === undefined) throw new DecodeError(`${path}: expected an int64`);
+      if (value === undefined) throw new Misfit('expected an int64');
       return value;
     }
     case 'int32': {
       const value = typeof raw === 'string' && INTEGER.test(raw) ? Number(raw) : raw;
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw new DecodeError(`${path}: expected an integer`);
+      if (typeof value !== 'number' || !Number.isInteger(value)) throw new Misfit('expected an integer');
       return value;
     }
     case 'string':
       if (typeof raw === 'string') return raw;
       if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
-      throw new DecodeError(`${path}: expected a string`);
+      throw new Misfit('expected a string');
     case 'boolean':
       if (typeof raw === 'boolean') return raw;
       if (raw === 'true' || raw === 'false') return raw === 'true';
-      throw new DecodeError(`${path}: expected a boolean`);
+      throw new Misfit('expected a boolean');
     case 'datetime': {
       // JSON carries ISO strings; the reference server's XML carries epoch milliseconds.
       const epoch = typeof raw === 'number' ? raw : typeof raw === 'string' && INTEGER.test(raw) ? Number(raw) : undefined;
       const date = epoch !== undefined ? new Date(epoch) : typeof raw === 'string' ? new Date(raw) : undefined;
-      if (!date || Number.isNaN(date.getTime())) throw new DecodeError(`${path}: expected a date-time`);
+      if (!date || Number.isNaN(date.getTime())) throw new Misfit('expected a date-time');
       return date.toISOString();
     }
     case 'object': {
       // An empty XML element (`<tag/>`) is an object with no fields.
       if (raw === '') return {};
-      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DecodeError(`${path}: expected an object`);
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Misfit('expected an object');
       const source = raw as Record<string, unknown>;
       const result: Record<string, unknown> = {};
-      for (const [name, field] of Object.entries(shape.fields)) {
+      for (const [name, field] of fieldsOf(shape)) {
         const value = source[name];
         if (value === undefined || value === null || value === '') continue;
-        result[name] = normalizeAny(field, value, `${path}.${name}`);
+        try {
+          result[name] = normalizeAny(field, value);
+        } catch (error) {
+          if (error instanceof Misfit) error.path.push(`.${name}`);
+          throw error;
+        }
       }
       return result;
     }
-    case 'list':
-      return listItems(raw).map((item, index) => normalizeAny(shape.of, item, `${path}[${index}]`));
+    case 'list': {
+      const items = listItems(raw);
+      const result = new Array<unknown>(items.length);
+      for (let index = 0; index < items.length; index += 1) {
+        try {
+          result[index] = normalizeAny(shape.of, items[index]);
+        } catch (error) {
+          if (error instanceof Misfit) error.path.push(`[${index}]`);
+          throw error;
+        }
+      }
+      return result;
+    }
   }
 }
 

@@ -115,6 +115,23 @@ describe('npm start', () => {
     expect(output()).toMatch(/PLANTS_URL must be set too/);
   });
 
+  it('refuses a production start without upstream URLs, naming PETSTORE_URL, rather than serve demo data', async () => {
+    const { child, output } = start({ NODE_ENV: 'production', WORKERS: '1' });
+
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output()).toMatch(/Configuration error: PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production \(or set EMULATOR=true/);
+  });
+
+  it('serves the embedded emulator in production with EMULATOR=true', async () => {
+    const { output } = start({ NODE_ENV: 'production', EMULATOR: 'true', WORKERS: '1' });
+
+    const [, url] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
+    expect(output()).toMatch(/Upstreams: embedded emulator/);
+    const result = await postGraphQL(url as string, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
+    expect(result.data).toEqual({ pet: { name: 'Cat 1' } });
+  });
+
   it('prints every setting with --help', async () => {
     const { child, output } = start({}, ['--help']);
 

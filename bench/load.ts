@@ -23,15 +23,16 @@ export type RunResult = {
   latencies: number[];
   /** non-2xx answers, connection errors and timeouts */
   failures: number;
-  /** highest resident set size of the watched process during the run, in bytes */
+  /** highest resident set size of any one watched process during the run, in bytes (0 when none is watched) */
   peakRss: number;
 };
 
 /**
  * Drives `connections` keep-alive connections at `target` for `seconds` (or for `amount`
- * requests), sampling the resident set size of `watchPid` every 100 ms.
+ * requests), sampling the resident set size of each of `watchPids` (a gateway's process tree:
+ * the primary and its workers, each on its own) every 100 ms.
  */
-export function runLoad(target: Target | Target[], options: { connections: number; seconds?: number; amount?: number; watchPid?: number }): Promise<RunResult> {
+export function runLoad(target: Target | Target[], options: { connections: number; seconds?: number; amount?: number; watchPids?: readonly number[] }): Promise<RunResult> {
   const targets = Array.isArray(target) ? target : [target];
   const first = targets[0];
   if (first === undefined) throw new Error('no target');
@@ -39,7 +40,7 @@ export function runLoad(target: Target | Target[], options: { connections: numbe
   let failures = 0;
   let peakRss = 0;
   const sample = () => {
-    if (options.watchPid !== undefined) peakRss = Math.max(peakRss, memoryOf(options.watchPid).rss);
+    for (const pid of options.watchPids ?? []) peakRss = Math.max(peakRss, memoryOf(pid).rss);
   };
   sample();
   const sampler = setInterval(sample, 100);

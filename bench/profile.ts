@@ -11,18 +11,25 @@ import { fileURLToPath } from 'node:url';
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number };
 type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[]; timeDeltas?: number[] };
 
-/** Where a function lives: a package name, the project's own file, or Node's internals. */
+/**
+ * Where a function lives: a package name, the project's own module, or Node's internals. The
+ * compiled build (`dist/x.js`, one file per `src/x.ts`, not bundled) is named by its source
+ * module, so profiles of the compiled gateway and of the sources group the same way.
+ */
 function owner(url: string): string {
   if (url === '') return '(V8 / native)';
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (modules?.[1]) return modules[1];
   if (url.startsWith('node:')) return 'node internals';
+  const compiled = /\/dist\/(.+)\.js$/.exec(url);
+  if (compiled?.[1]) return `src/${compiled[1]}.ts`;
   const project = /\/(src|bench)\/(.+)$/.exec(url);
   return project ? `${project[1]}/${project[2]}` : url;
 }
 
+/** A function and its place; lines of the compiled build are those of `dist/` (esbuild keeps them close to the source's). */
 function place(frame: ProfileNode['callFrame']): string {
-  const file = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(src|bench)\//, '$1/');
+  const file = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
   return `${frame.functionName || '(anonymous)'} ${file ? `${file}:${frame.lineNumber + 1}` : ''}`.trim();
 }
 
@@ -54,7 +61,11 @@ function top(map: Map<string, number>, total: number, count: number): string[] {
     .map(([name, ms]) => `| ${((ms / total) * 100).toFixed(1)}% | ${ms.toFixed(0)} | \`${name.replace(/\|/g, '\\|')}\` |`);
 }
 
-/** The busiest profile of a directory: the main thread's (tsx's loader thread is idle once the modules are loaded). */
+/**
+ * The busiest profile of a directory: the main thread's. The compiled gateway with WORKERS=1
+ * writes one; a cluster (WORKERS > 1, whose workers inherit `--cpu-prof`) or a gateway under tsx
+ * (whose loader thread is idle once the modules are loaded) writes more.
+ */
 function mainThreadProfile(dir: URL): { file: string; times: ReturnType<typeof selfTimes> } | undefined {
   return readdirSync(dir)
     .filter((name) => name.endsWith('.cpuprofile'))

@@ -1,6 +1,15 @@
 /**
- * `bench/RESULTS.md`: the targets of the issue with what was measured, then every run.
+ * `bench/RESULTS.md`: the targets of issue 11 with what was measured, for WORKERS=1 and
+ * WORKERS=auto side by side, then every run.
  */
+
+/** The gateway contenders, by the label they carry in every table. */
+export const CONTENDER = {
+  workers1: 'gateway WORKERS=1',
+  auto: 'gateway WORKERS=auto',
+  noDedupe: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false',
+  cache: 'gateway WORKERS=1 + response cache',
+} as const;
 
 /** One contender on one configuration, its rounds merged. */
 export type Measurement = {
@@ -13,7 +22,9 @@ export type Measurement = {
   p50: number;
   p99: number;
   failures: number;
-  /** highest resident set size of the contender's process during its runs, in bytes (GraphQL contenders) */
+  /** user + system CPU time of the contender's processes over the measured rounds, per answered request, in ms (GraphQL contenders) */
+  cpuMsPerRequest: number | undefined;
+  /** highest resident set size of any one of the contender's processes during its runs, in bytes (GraphQL contenders) */
   peakRss: number | undefined;
 };
 
@@ -23,8 +34,17 @@ export type CallCount = { scenario: number; contender: string; calls: number; ma
 /** One client, one request at a time, 5 ms upstream. */
 export type SingleClient = { scenario: number; contender: string; p50: number; p99: number; mean: number };
 
-/** The steady-load run: resident set size of the gateway, one sample a second. */
-export type SteadyRun = { seconds: number; requests: number; failures: number; samples: number[]; peak: number };
+/** The steady-load run: resident set size of the gateway's processes together, one sample a second. */
+export type SteadyRun = { contender: string; processes: number; seconds: number; requests: number; failures: number; samples: number[]; peak: number };
+
+/** Starts of one gateway contender: time from spawn to the first answer, and the largest process's RSS 2 s after it, per start. */
+export type StartupRun = { contender: string; startsMs: number[]; idleRss: number[]; processes: number };
+
+/** 50 connections asking the same pet at 20 ms upstream latency. */
+export type SamePetRun = { contender: string; answered: number; upstreamCalls: number; failures: number; seconds: number };
+
+/** One process of a gateway's tree and its peak resident set size over its life (VmHWM). */
+export type ProcessPeak = { role: 'primary' | 'worker'; bytes: number };
 
 export type ResultsInput = {
   quick: boolean;
@@ -33,13 +53,30 @@ export type ResultsInput = {
   cpu: string;
   node: string;
   commit: string;
-  plan: { latencies: number[]; connections: number[]; seconds: number; rounds: number; warmupSeconds: number; singleSeconds: number; singleRounds: number; steadySeconds: number };
+  /** how the gateway contenders were started (the `npm start` command) */
+  startCommand: string;
+  /** clock ticks per second of /proc CPU times */
+  clockTicks: number;
+  plan: {
+    latencies: number[];
+    connections: number[];
+    seconds: number;
+    rounds: number;
+    warmupSeconds: number;
+    singleSeconds: number;
+    singleRounds: number;
+    steadySeconds: number;
+    starts: number;
+    samePetSeconds: number;
+  };
+  startup: StartupRun[];
   calls: CallCount[];
+  samePet: SamePetRun[];
   measurements: Measurement[];
   singleClient: SingleClient[];
   steady: SteadyRun | undefined;
-  /** the gateway processes' peak resident set size over their whole life (VmHWM) */
-  peakRss: { contender: string; latencyMs: number; bytes: number }[];
+  /** each gateway's processes at the end of a phase, with their peak resident set size (VmHWM) */
+  peakRss: { contender: string; latencyMs: number; processes: ProcessPeak[] }[];
   durationSeconds: number;
 };
 
@@ -52,14 +89,19 @@ const SCENARIO_NAMES: Record<number, string> = {
 /** The calls a minimal client makes: the most the gateway may make. */
 const DISTINCT_ENTITIES: Record<number, number> = { 3: 60, 4: 50 };
 
-const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+const MB = 2 ** 20;
+const mb = (bytes: number) => (bytes / MB).toFixed(0);
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : '—');
+const cpu = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? '' : value.toFixed(3));
 const pct = (value: number) => `${(value * 100).toFixed(0)}%`;
 const verdict = (met: boolean) => (met ? '**met**' : '**missed**');
 
+/** The median (mean of the middle two for an even count). */
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** Growth of the steady run: the median of its last sixth against that of its second sixth (the first is warm-up). */
@@ -71,13 +113,21 @@ export function steadyGrowth(run: SteadyRun): { early: number; late: number; gro
 }
 
 /** Allowed growth over the steady run before it counts as growing: GC noise on a heap of this size. */
-const GROWTH_TOLERANCE = 8 * 2 ** 20;
+const GROWTH_TOLERANCE = 8 * MB;
+
+/** Issue 11's CPU budgets per request, at 0 ms upstream and 10 connections. */
+const CPU_TARGETS: readonly { scenario: number; ms: number }[] = [
+  { scenario: 1, ms: 0.25 },
+  { scenario: 2, ms: 0.35 },
+  { scenario: 3, ms: 4 },
+];
 
 export function renderResults(input: ResultsInput): string {
   const find = (scenario: number, latencyMs: number, connections: number, contender: string) =>
     input.measurements.find((m) => m.scenario === scenario && m.latencyMs === latencyMs && m.connections === connections && m.contender === contender);
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
+  const autoProcesses = Math.max(0, ...input.peakRss.filter((p) => p.contender === CONTENDER.auto).map((p) => p.processes.length), ...input.startup.filter((s) => s.contender === CONTENDER.auto).map((s) => s.processes));
 
   push(
     `# Benchmark results${input.quick ? ' (quick run: indicative only)' : ''}`,
@@ -86,59 +136,122 @@ export function renderResults(input: ResultsInput): string {
     `Machine: **${input.cores} cores** (${input.cpu}), Node ${input.node}. Code: ${input.commit}. The run took ${Math.round(input.durationSeconds / 60)} min.`,
     `Each configuration: a ${input.plan.warmupSeconds} s warm-up per contender, then ${input.plan.rounds} round(s) of ${input.plan.seconds} s per contender, contenders alternating run by run (each round starts with the next one); figures merge the rounds.`,
     '',
-    'Contenders, each its own process: **direct** is autocannon calling the emulator itself (scenarios 1, 2) or the minimal',
-    'REST client `bench/direct-client.ts` (scenarios 3, 4: a plain node:http server making the fewest REST calls, concurrently, over',
-    'an undici pool of the gateway\'s size); **gateway** is `node --import tsx src/main.ts` with default settings; **ceiling**',
-    'is the same gateway with upstream answers served from memory after the first call (`bench/ceiling.ts`): GraphQL and the',
-    'gateway\'s own code with no upstream path. The upstream is the emulator with a fixed added latency per request.',
+    'Contenders, each its own process (or tree of processes): **direct** is autocannon calling the emulator itself (scenarios 1, 2)',
+    'or the minimal REST client `bench/direct-client.ts` (scenarios 3, 4: a plain node:http server making the fewest REST calls,',
+    'concurrently, over an undici pool of the gateway\'s size). **gateway** is the compiled gateway, built once by `npm run build`',
+    `at the start of the run and started as \`npm start\` starts it (\`${input.startCommand}\`), with \`NODE_ENV=production\`,`,
+    '`PETSTORE_URL`/`PLANTS_URL` set to the bench emulator and every other setting at its default (rate limits off, shared',
+    `in-flight upstream GETs on), with **WORKERS=1** (one process) and **WORKERS=auto** (the production default: a cluster primary`,
+    `and one worker per usable core; ${autoProcesses} process(es) in this run${autoProcesses <= 1 ? ', so no workers: WORKERS was not in effect in this build' : ''}). Beside them: the same with`,
+    '**UPSTREAM_DEDUPE=false** (one upstream call per request even when requests ask the same thing; 0 ms, 10 connections,',
+    'scenarios 1–3), and with the response cache (`RESPONSE_CACHE_TTL_MS=60000`; scenario 1, 10 connections, full run only).',
+    '**ceiling** is the same gateway code, from source under tsx, in one process with the same settings, its upstream answers',
+    'served from memory after the first call (`bench/ceiling.ts`): GraphQL and the gateway\'s own code with no upstream path.',
+    'The upstream is the emulator with a fixed added latency per request.',
+    '',
+    `**CPU per request**: the user + system CPU time of every process of the contender's tree (primary and workers, found`,
+    `through \`/proc/<pid>/task/*/children\`), read from \`/proc/<pid>/stat\` (utime + stime, ${input.clockTicks} ticks a second) before and after`,
+    'each measured round, summed over the rounds and divided by the requests answered (2xx) in them. Warm-ups are not counted.',
+    'The upstream emulator and the load generator are other processes and are not counted.',
     '',
   );
 
   // Targets.
-  push('## Targets', '', '| Target | Measured | |', '|---|---|---|');
+  const columns = [CONTENDER.workers1, CONTENDER.auto, CONTENDER.noDedupe];
+  push(
+    '## Targets (issue 11)',
+    '',
+    `| Target | ${columns.join(' | ')} |`,
+    `|---|${columns.map(() => '---').join('|')}|`,
+  );
+  const row = (target: string, cell: (contender: string) => string | undefined) => push(`| ${target} | ${columns.map((label) => cell(label) ?? '—').join(' | ')} |`);
+  for (const { scenario, ms: budget } of CPU_TARGETS) {
+    row(`CPU per request, ${SCENARIO_NAMES[scenario]}, 0 ms upstream, 10 connections: ≤ ${budget} ms`, (label) => {
+      const m = find(scenario, 0, 10, label);
+      return m?.cpuMsPerRequest === undefined ? undefined : `${cpu(m.cpuMsPerRequest)} ms ${verdict(m.cpuMsPerRequest <= budget)}`;
+    });
+  }
   for (const scenario of [1, 2]) {
     const direct = find(scenario, 5, 10, 'direct');
-    const gateway = find(scenario, 5, 10, 'gateway');
-    if (direct && gateway) {
-      const ratio = gateway.rps / direct.rps;
-      const added = gateway.p50 - direct.p50;
-      push(`| S${scenario}, 5 ms upstream, 10 connections: gateway throughput ≥ 90% of direct | ${pct(ratio)} (${gateway.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s) | ${verdict(ratio >= 0.9)} |`);
-      push(`| S${scenario}, 5 ms upstream, 10 connections: p50 added latency ≤ 1 ms | ${added >= 0 ? '+' : ''}${ms(added)} ms (${ms(gateway.p50)} vs ${ms(direct.p50)}) | ${verdict(added <= 1)} |`);
-    }
+    row(`${SCENARIO_NAMES[scenario]}, 5 ms upstream, 10 connections: throughput ≥ 90% of direct REST`, (label) => {
+      const m = find(scenario, 5, 10, label);
+      if (!m || !direct) return undefined;
+      const ratio = m.rps / direct.rps;
+      return `${pct(ratio)} (${m.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s) ${verdict(ratio >= 0.9)}`;
+    });
+    row(`${SCENARIO_NAMES[scenario]}, 5 ms upstream, 10 connections: p50 added ≤ 1 ms`, (label) => {
+      const m = find(scenario, 5, 10, label);
+      if (!m || !direct) return undefined;
+      const added = m.p50 - direct.p50;
+      return `${added >= 0 ? '+' : ''}${ms(added)} ms (${ms(m.p50)} vs ${ms(direct.p50)}) ${verdict(added <= 1)}`;
+    });
   }
-  for (const scenario of [1, 2]) {
-    for (const connections of input.plan.connections) {
-      const ceiling = find(scenario, 0, connections, 'ceiling');
-      const gateway = find(scenario, 0, connections, 'gateway');
-      if (ceiling && gateway) {
-        const ratio = gateway.rps / ceiling.rps;
-        push(`| S${scenario}, 0 ms upstream, ${connections} connections: gateway ≥ 60% of the framework ceiling | ${pct(ratio)} (${gateway.rps.toFixed(0)} vs ${ceiling.rps.toFixed(0)} req/s) | ${verdict(ratio >= 0.6)} |`);
-      }
-    }
+  {
+    const direct = find(1, 0, 10, 'direct');
+    row(`${SCENARIO_NAMES[1]}, 0 ms upstream, 10 connections: throughput ≥ 15% of direct REST`, (label) => {
+      const m = find(1, 0, 10, label);
+      if (!m || !direct) return undefined;
+      const ratio = m.rps / direct.rps;
+      return `${pct(ratio)} (${m.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s) ${verdict(ratio >= 0.15)}`;
+    });
   }
+  row(`start to first answer (spawn of \`node … dist/main.js\` to the first answer to scenario 1), median of ${input.plan.starts} starts: ≤ 1.5 s`, (label) => {
+    const run = input.startup.find((s) => s.contender === label);
+    if (!run || run.startsMs.length === 0) return undefined;
+    const value = median(run.startsMs);
+    return `${(value / 1000).toFixed(2)} s ${verdict(value <= 1500)}`;
+  });
+  row('resident memory of each gateway process, idle (2 s after start and one request): ≤ 100 MB', (label) => {
+    const run = input.startup.find((s) => s.contender === label);
+    if (!run || run.idleRss.length === 0) return undefined;
+    const value = Math.max(...run.idleRss);
+    return `${mb(value)} MB (largest of ${run.processes} process(es), highest of ${run.idleRss.length} starts) ${verdict(value <= 100 * MB)}`;
+  });
+  row('resident memory of each gateway process, peak under every scenario (VmHWM): ≤ 160 MB', (label) => {
+    const entries = input.peakRss.filter((p) => p.contender === label && p.processes.length > 0);
+    if (entries.length === 0) return undefined;
+    const highest = Math.max(...entries.flatMap((p) => p.processes.map((each) => each.bytes)));
+    return `${mb(highest)} MB (highest of ${Math.max(...entries.map((p) => p.processes.length))} process(es)) ${verdict(highest <= 160 * MB)}`;
+  });
+  row('50 connections asking the same pet, 20 ms upstream: upstream calls ≤ half the answered queries', (label) => {
+    const run = input.samePet.find((s) => s.contender === label);
+    if (!run || run.answered === 0) return undefined;
+    const ratio = run.upstreamCalls / run.answered;
+    // With sharing off every query makes its own call: the column shows what sharing saves, not a target.
+    return `${pct(ratio)} (${run.upstreamCalls} calls for ${run.answered} answers) ${label === CONTENDER.noDedupe ? '(sharing off)' : verdict(ratio <= 0.5)}`;
+  });
+  push(
+    '',
+    `The ${CONTENDER.noDedupe} column is for reference: the cost of a request that shares no upstream call (at 0 ms and 10`,
+    'connections, scenario 1 asks the same pet on every connection, so with sharing on some requests wait on another\'s call).',
+    '',
+  );
+
+  // Targets kept from the previous benchmark.
+  push('## Earlier targets (kept)', '', '| Target | Measured | |', '|---|---|---|');
   for (const scenario of [3, 4]) {
-    const count = input.calls.find((c) => c.scenario === scenario && c.contender === 'gateway');
+    const count = input.calls.find((c) => c.scenario === scenario && c.contender === CONTENDER.workers1);
     const distinct = DISTINCT_ENTITIES[scenario] ?? 0;
     if (count) {
-      push(`| S${scenario}: upstream calls per request = distinct entities (${distinct}), fetched concurrently | ${count.calls} calls, up to ${count.maxConcurrent} at once | ${verdict(count.calls <= distinct)} |`);
+      push(`| S${scenario}: upstream calls per request = distinct entities (${distinct}), fetched concurrently (${CONTENDER.workers1}) | ${count.calls} calls, up to ${count.maxConcurrent} at once | ${verdict(count.calls <= distinct)} |`);
     }
   }
   for (const [scenario, limit] of [
     [3, 25],
     [4, 15],
   ] as const) {
-    const single = input.singleClient.find((s) => s.scenario === scenario && s.contender === 'gateway');
     const direct = input.singleClient.find((s) => s.scenario === scenario && s.contender === 'direct');
-    if (single) {
-      push(`| S${scenario}, 5 ms upstream, one client: answers in under ${limit} ms | p50 ${ms(single.p50)} ms, p99 ${ms(single.p99)} ms (direct client p50 ${direct ? ms(direct.p50) : '—'} ms) | ${verdict(single.p50 < limit)} |`);
+    for (const label of [CONTENDER.workers1, CONTENDER.auto]) {
+      const single = input.singleClient.find((s) => s.scenario === scenario && s.contender === label);
+      if (single) {
+        push(`| S${scenario}, 5 ms upstream, one client: answers in under ${limit} ms (${label}) | p50 ${ms(single.p50)} ms, p99 ${ms(single.p99)} ms (direct client p50 ${direct ? ms(direct.p50) : '—'} ms) | ${verdict(single.p50 < limit)} |`);
+      }
     }
   }
-  const peak = Math.max(0, ...input.peakRss.filter((p) => p.contender === 'gateway').map((p) => p.bytes));
-  push(`| peak RSS of the gateway under load ≤ 150 MB | ${mb(peak)} MB (highest VmHWM of the gateway processes) | ${verdict(peak <= 150 * 2 ** 20)} |`);
   if (input.steady) {
     const { early, late, growth } = steadyGrowth(input.steady);
     push(
-      `| no RSS growth over a ${input.steady.seconds} s run at steady load | ${mb(early)} MB → ${mb(late)} MB (${growth >= 0 ? '+' : ''}${(growth / 2 ** 20).toFixed(1)} MB; tolerance ${mb(GROWTH_TOLERANCE)} MB) | ${verdict(growth <= GROWTH_TOLERANCE)} |`,
+      `| no RSS growth over a ${input.steady.seconds} s run at steady load (${input.steady.contender}, its processes together) | ${mb(early)} MB → ${mb(late)} MB (${growth >= 0 ? '+' : ''}${(growth / MB).toFixed(1)} MB; tolerance ${mb(GROWTH_TOLERANCE)} MB) | ${verdict(growth <= GROWTH_TOLERANCE)} |`,
     );
   }
   push('');
@@ -148,12 +261,13 @@ export function renderResults(input: ResultsInput): string {
     '## Throughput and latency',
     '',
     '`gateway/direct` is the contender\'s throughput over direct REST\'s on the same configuration; `of ceiling` its throughput over the',
-    'framework ceiling\'s (0 ms only: the ceiling makes no upstream call, so latency does not change it). Upstream calls per',
-    'request come from a separate pass against a recording emulator. Peak RSS is the highest resident set size sampled',
-    '(every 100 ms) during the contender\'s runs on that line.',
+    'framework ceiling\'s (0 ms only: the ceiling makes no upstream call, so latency does not change it). CPU ms/req as described',
+    'above. Upstream calls per request come from a separate pass against a recording emulator, one request at a time (under load,',
+    'shared in-flight calls make fewer). Peak RSS is the highest resident set size of any one of the contender\'s processes, sampled',
+    'every 100 ms during its runs on that line.',
     '',
-    '| Scenario | Upstream latency | Connections | Contender | req/s | p50 ms | p99 ms | Upstream calls/req | Peak RSS MB | gateway/direct | of ceiling |',
-    '|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| Scenario | Upstream latency | Connections | Contender | req/s | p50 ms | p99 ms | CPU ms/req | Upstream calls/req | Peak RSS MB | gateway/direct | of ceiling |',
+    '|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const m of input.measurements) {
     const direct = find(m.scenario, m.latencyMs, m.connections, 'direct');
@@ -162,10 +276,41 @@ export function renderResults(input: ResultsInput): string {
     const ratio = m.kind !== 'direct' && direct ? pct(m.rps / direct.rps) : '';
     const ofCeiling = m.kind === 'gateway' && ceiling ? pct(m.rps / ceiling.rps) : '';
     push(
-      `| ${SCENARIO_NAMES[m.scenario] ?? m.scenario} | ${m.latencyMs} ms | ${m.connections} | ${m.contender} | ${m.rps.toFixed(0)} | ${ms(m.p50)} | ${ms(m.p99)} | ${calls ? calls.calls : ''} | ${m.peakRss === undefined ? '' : mb(m.peakRss)} | ${ratio} | ${ofCeiling} |${m.failures > 0 ? ` ${m.failures} failed` : ''}`,
+      `| ${SCENARIO_NAMES[m.scenario] ?? m.scenario} | ${m.latencyMs} ms | ${m.connections} | ${m.contender} | ${m.rps.toFixed(0)} | ${ms(m.p50)} | ${ms(m.p99)} | ${cpu(m.cpuMsPerRequest)} | ${calls ? calls.calls : ''} | ${m.peakRss === undefined ? '' : mb(m.peakRss)} | ${ratio} | ${ofCeiling} |${m.failures > 0 ? ` ${m.failures} failed` : ''}`,
     );
   }
   push('');
+
+  if (input.startup.length > 0) {
+    push(
+      '## Start to first answer and idle memory',
+      '',
+      `Each contender started ${input.plan.starts} times (alternating with the other), against a 0 ms emulator: the time from the spawn of`,
+      `\`${input.startCommand}\` until the first answer (with data, no errors) to scenario 1, polled every 10 ms; then, 2 s later, the`,
+      'resident set size of each of its processes (the largest is shown).',
+      '',
+      '| Contender | Processes | Start to first answer, each start (ms) | Median | Idle RSS of the largest process, each start (MB) |',
+      '|---|---:|---|---:|---|',
+      ...input.startup.map(
+        (s) => `| ${s.contender} | ${s.processes} | ${s.startsMs.map((value) => value.toFixed(0)).join(', ')} | ${median(s.startsMs).toFixed(0)} ms | ${s.idleRss.map((bytes) => mb(bytes)).join(', ')} |`,
+      ),
+      '',
+    );
+  }
+
+  if (input.samePet.length > 0) {
+    push(
+      '## The same pet on 50 connections, 20 ms upstream',
+      '',
+      `Scenario 1 on 50 connections for ${input.plan.samePetSeconds} s (after a ${input.plan.warmupSeconds} s warm-up), the upstream an emulator with 20 ms latency that records its requests.`,
+      'With WORKERS=auto each worker shares its own in-flight calls.',
+      '',
+      '| Contender | Answered | Upstream calls | Calls per answer | Failed |',
+      '|---|---:|---:|---:|---:|',
+      ...input.samePet.map((s) => `| ${s.contender} | ${s.answered} | ${s.upstreamCalls} | ${(s.upstreamCalls / Math.max(1, s.answered)).toFixed(3)} | ${s.failures} |`),
+      '',
+    );
+  }
 
   if (input.singleClient.length > 0) {
     push('## One client at a time, 5 ms upstream', '', '| Scenario | Contender | p50 ms | p99 ms | mean ms |', '|---|---|---:|---:|---:|');
@@ -177,8 +322,8 @@ export function renderResults(input: ResultsInput): string {
     push(
       '## Upstream calls per request',
       '',
-      'Each contender in front of an emulator that records its requests (5 ms latency, so that concurrent calls overlap);',
-      '"at once" is the most requests the emulator was handling at the same time. The gateway\'s pool allows 32 connections.',
+      'Each contender in front of an emulator that records its requests (5 ms latency, so that concurrent calls overlap), one request',
+      'at a time; "at once" is the most requests the emulator was handling at the same time. The gateway\'s pool allows 32 connections.',
       '',
       '| Scenario | Contender | Calls per request | At once |',
       '|---|---|---:|---:|',
@@ -192,17 +337,29 @@ export function renderResults(input: ResultsInput): string {
     push(
       '## Steady load',
       '',
-      `The gateway under the four scenarios in turn on 10 connections, 0 ms upstream, for ${input.steady.seconds} s (${input.steady.requests} requests, ${input.steady.failures} failed).`,
-      `Resident set size, one sample a second (MB): ${samples.map((bytes) => mb(bytes)).join(' ')}.`,
+      `${input.steady.contender} (${input.steady.processes} process(es)) under the four scenarios in turn on 10 connections, 0 ms upstream, for ${input.steady.seconds} s (${input.steady.requests} requests, ${input.steady.failures} failed).`,
+      `Resident set size of its processes together, one sample a second (MB): ${samples.map((bytes) => mb(bytes)).join(' ')}.`,
+      `Largest single process at any sample: ${mb(input.steady.peak)} MB.`,
       '',
     );
   }
   push(
     '## Peak RSS per gateway process',
     '',
-    '| Gateway | Upstream latency | Peak RSS over its life (MB) |',
-    '|---|---|---:|',
-    ...input.peakRss.map((p) => `| ${p.contender} | ${p.latencyMs} ms | ${mb(p.bytes)} |`),
+    'VmHWM of each process of the gateway\'s tree at the end of the phase: its peak over its life, which covers every scenario of the phase.',
+    '',
+    '| Gateway | Upstream latency | Processes | Primary (MB) | Workers (MB) |',
+    '|---|---|---:|---:|---|',
+    ...input.peakRss.map(
+      (p) =>
+        `| ${p.contender} | ${p.latencyMs} ms | ${p.processes.length} | ${p.processes
+          .filter((each) => each.role === 'primary')
+          .map((each) => mb(each.bytes))
+          .join(', ')} | ${p.processes
+          .filter((each) => each.role === 'worker')
+          .map((each) => mb(each.bytes))
+          .join(', ') || '—'} |`,
+    ),
     '',
   );
   return lines.join('\n');

@@ -1,25 +1,53 @@
 /**
- * `npm run bench`: the gateway against direct REST calls and against the framework ceiling,
- * scenario by scenario, at two upstream latencies and two concurrencies, with contenders
- * alternating run by run so that machine drift cancels out. Writes `bench/RESULTS.md`.
+ * `npm run bench`: the compiled gateway against direct REST calls and against the framework
+ * ceiling, scenario by scenario, at two upstream latencies and two concurrencies, with
+ * contenders alternating run by run so that machine drift cancels out; then the issue's other
+ * measures (start to first answer, idle memory, shared in-flight calls). Writes `bench/RESULTS.md`.
  *
- *   npm run bench                  full run (about 12 minutes)
- *   npm run bench -- --quick       under a minute, for development (written to bench/.out/RESULTS.quick.md)
- *   npm run bench -- --profile     CPU profiles of the gateway per scenario (bench/.out/profiles/)
+ *   npm run bench                  full run (about 14 minutes)
+ *   npm run bench -- --quick       about 2 minutes, for development (written to bench/.out/RESULTS.quick.md):
+ *                                  one round of 1 s, 10 connections only, 2 starts, no response-cache variant,
+ *                                  no one-client runs, a 3 s steady run
+ *   npm run bench -- --profile     CPU profiles of the compiled gateway per scenario (bench/.out/profiles/)
  *
  * Processes: the load generator (this one, autocannon), the upstream (the emulator, with a
- * fixed added latency), the gateway (`node --import tsx src/main.ts`, as `npm start`), the
- * framework ceiling (`bench/ceiling.ts`) and the direct fan-out client (`bench/direct-client.ts`),
- * each in its own process.
+ * fixed added latency), the gateway (compiled by `npm run build` at the start, then run as
+ * `npm start` runs it: `node --enable-source-maps dist/main.js`, with NODE_ENV=production; with
+ * WORKERS=auto it is a cluster primary and its workers), the framework ceiling
+ * (`bench/ceiling.ts`, under tsx) and the direct fan-out client (`bench/direct-client.ts`), each
+ * in its own process.
  */
 import { cpus } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startEmulator } from '../src/emulator/server.js';
-import { memoryOf, OUTPUT_DIR, startGateway, startReportingChild, type Child } from './children.js';
+import {
+  buildGateway,
+  CLOCK_TICKS,
+  cpuMsBetween,
+  cpuTicksOf,
+  memoryOf,
+  OUTPUT_DIR,
+  processTree,
+  startArguments,
+  startGateway,
+  startReportingChild,
+  type Child,
+} from './children.js';
 import { percentile, runLoad, type RunResult, type Target } from './load.js';
 import { summariseProfiles } from './profile.js';
-import { renderResults, type CallCount, type Measurement, type ResultsInput, type SingleClient, type SteadyRun } from './report.js';
+import {
+  CONTENDER,
+  renderResults,
+  type CallCount,
+  type Measurement,
+  type ProcessPeak,
+  type ResultsInput,
+  type SamePetRun,
+  type SingleClient,
+  type StartupRun,
+  type SteadyRun,
+} from './report.js';
 import { CREDENTIAL_HEADERS, SCENARIOS, seedUpstream, type Scenario } from './scenarios.js';
 
 const argv = process.argv.slice(2);
@@ -28,29 +56,39 @@ const PROFILE = argv.includes('--profile');
 
 /** How long and how often; the full run is what `bench/RESULTS.md` holds. */
 const PLAN = QUICK
-  ? { latencies: [0, 5], connections: [10], seconds: 1, rounds: 1, warmupSeconds: 0.3, singleSeconds: 1, singleRounds: 1, steadySeconds: 4 }
-  : { latencies: [0, 5], connections: [10, 50], seconds: 4, rounds: 3, warmupSeconds: 1, singleSeconds: 3, singleRounds: 2, steadySeconds: 60 };
+  ? { latencies: [0, 5], connections: [10], seconds: 1, rounds: 1, warmupSeconds: 0.3, singleSeconds: 1, singleRounds: 0, steadySeconds: 3, starts: 2, samePetSeconds: 1.5 }
+  : { latencies: [0, 5], connections: [10, 50], seconds: 3, rounds: 3, warmupSeconds: 1, singleSeconds: 3, singleRounds: 2, steadySeconds: 60, starts: 5, samePetSeconds: 5 };
 
 /**
- * Settings of every gateway process (and of the ceiling): the defaults, but without the
- * per-client rate limits, which exist to stop one client from taking the gateway over, and
- * would turn a load test from one address into a test of the limiter.
+ * Settings of every gateway process (and of the ceiling) besides the upstream URLs: what a real
+ * deployment runs. Everything else is the default: rate limits off (opt-in), UPSTREAM_DEDUPE on.
  */
-const BENCH_ENV = { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ADDRESS_PER_MINUTE: '0' };
+const PRODUCTION_ENV = { NODE_ENV: 'production' };
 
-/** The gateway as shipped (default settings), and the variants shown beside it. */
-type GatewayVariant = { label: string; env: Record<string, string>; scenarios: readonly number[]; connections?: readonly number[] };
-const ALL_VARIANTS: readonly GatewayVariant[] = [
-  { label: 'gateway', env: {}, scenarios: [1, 2, 3, 4] },
-  { label: 'gateway + response cache', env: { RESPONSE_CACHE_TTL_MS: '60000' }, scenarios: [1] },
-  // What the access log (one line per request, listing its upstream calls, at info) costs.
-  { label: 'gateway, LOG_LEVEL=warn', env: { LOG_LEVEL: 'warn' }, scenarios: [1, 2, 3, 4], connections: [10] },
+/** The gateway as deployed, with one process and with one per core, and the variants shown beside it. */
+type GatewayVariant = {
+  label: string;
+  env: Record<string, string>;
+  scenarios: readonly number[];
+  /** only at these concurrencies (default: all of the plan's) */
+  connections?: readonly number[];
+  /** only at these upstream latencies (default: all of the plan's) */
+  latencies?: readonly number[];
+};
+const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
+  { label: CONTENDER.workers1, env: { WORKERS: '1' }, scenarios: [1, 2, 3, 4], quick: true },
+  { label: CONTENDER.auto, env: { WORKERS: 'auto' }, scenarios: [1, 2, 3, 4], quick: true },
+  // One upstream call per request even when 10 connections ask the same pet: the CPU cost of a request that is not shared.
+  { label: CONTENDER.noDedupe, env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' }, scenarios: [1, 2, 3], connections: [10], latencies: [0], quick: true },
+  { label: CONTENDER.cache, env: { WORKERS: '1', RESPONSE_CACHE_TTL_MS: '60000' }, scenarios: [1], connections: [10], quick: false },
 ];
-const VARIANTS = ALL_VARIANTS.filter((variant) => !QUICK || variant.label !== 'gateway, LOG_LEVEL=warn');
+const VARIANTS: readonly GatewayVariant[] = ALL_VARIANTS.filter((variant) => !QUICK || variant.quick);
+const variant = (label: string) => VARIANTS.find((each) => each.label === label);
 
 type Contender = {
   label: string;
   kind: 'direct' | 'gateway' | 'ceiling';
+  /** the root of the contender's process tree (GraphQL contenders), whose CPU time and memory are measured */
   pid?: number;
   target(scenario: Scenario): Target;
   applies(scenario: Scenario, connections?: number): boolean;
@@ -81,6 +119,18 @@ function directContender(petstoreUrl: string, clientUrl: string): Contender {
   };
 }
 
+/** Starts one gateway per variant that runs at this upstream latency, each with its contender. */
+async function startVariants(name: string, env: Record<string, string>, latencyMs: number | undefined, children: Child[]): Promise<{ variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[]> {
+  const out: { variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[] = [];
+  for (const each of VARIANTS) {
+    if (latencyMs !== undefined && each.latencies !== undefined && !each.latencies.includes(latencyMs)) continue;
+    const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env });
+    children.push(gateway);
+    out.push({ variant: each, gateway, contender: graphqlContender(each.label, 'gateway', gateway.url, gateway.pid, each.scenarios, each.connections) });
+  }
+  return out;
+}
+
 /** Sends one request of a scenario to a contender and checks the answer, before anything is measured. */
 async function check(contender: Contender, scenario: Scenario): Promise<void> {
   const target = contender.target(scenario);
@@ -93,24 +143,35 @@ async function check(contender: Contender, scenario: Scenario): Promise<void> {
   if (problem !== undefined) throw new Error(`${contender.label}, scenario ${scenario.id}: ${problem}`);
 }
 
+/**
+ * One measured run of a contender. For a GraphQL contender, the user + system CPU time of each
+ * process of its tree (primary and workers) is read from `/proc` before and after the run, and
+ * the resident set size of each is sampled during it.
+ */
+async function measuredRun(contender: Contender, target: Target, connections: number, seconds: number): Promise<RunResult & { cpuMs: number }> {
+  if (contender.pid === undefined) return { ...(await runLoad(target, { connections, seconds })), cpuMs: 0 };
+  const tree = processTree(contender.pid);
+  const before = cpuTicksOf(tree);
+  const result = await runLoad(target, { connections, seconds, watchPids: tree });
+  const after = cpuTicksOf(processTree(contender.pid));
+  return { ...result, cpuMs: cpuMsBetween(before, after) };
+}
+
 /** Runs every applicable contender `rounds` times on one configuration, alternating, and merges the rounds. */
 async function compare(contenders: readonly Contender[], scenario: Scenario, latencyMs: number, connections: number, rounds: number, seconds: number): Promise<Measurement[]> {
   const active = contenders.filter((contender) => contender.applies(scenario, connections));
-  const runs = new Map<string, RunResult[]>(active.map((contender) => [contender.label, []]));
+  const runs = new Map<string, (RunResult & { cpuMs: number })[]>(active.map((contender) => [contender.label, []]));
   for (const contender of active) await runLoad(contender.target(scenario), { connections, seconds: PLAN.warmupSeconds });
   for (let round = 0; round < rounds; round += 1) {
     // Each round starts with a different contender, so none is always first after a pause.
     const order = active.map((_, index) => active[(index + round) % active.length] as Contender);
-    for (const contender of order) {
-      const watchPid = contender.pid;
-      const result = await runLoad(contender.target(scenario), { connections, seconds, ...(watchPid !== undefined ? { watchPid } : {}) });
-      runs.get(contender.label)?.push(result);
-    }
+    for (const contender of order) runs.get(contender.label)?.push(await measuredRun(contender, contender.target(scenario), connections, seconds));
   }
   return active.map((contender) => {
     const results = runs.get(contender.label) ?? [];
     const latencies = results.flatMap((result) => result.latencies);
     const requests = results.reduce((sum, result) => sum + result.requests, 0);
+    const cpuMs = results.reduce((sum, result) => sum + result.cpuMs, 0);
     const measurement: Measurement = {
       scenario: scenario.id,
       latencyMs,
@@ -121,10 +182,11 @@ async function compare(contenders: readonly Contender[], scenario: Scenario, lat
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       failures: results.reduce((sum, result) => sum + result.failures, 0),
+      cpuMsPerRequest: contender.pid === undefined || requests === 0 ? undefined : cpuMs / requests,
       peakRss: contender.pid === undefined ? undefined : Math.max(...results.map((result) => result.peakRss)),
     };
     console.log(
-      `  s${scenario.id} ${latencyMs}ms c${connections} ${contender.label.padEnd(26)} ${measurement.rps.toFixed(0).padStart(6)} req/s  p50 ${measurement.p50.toFixed(2)} ms  p99 ${measurement.p99.toFixed(2)} ms${measurement.failures ? `  FAILURES ${measurement.failures}` : ''}`,
+      `  s${scenario.id} ${latencyMs}ms c${connections} ${contender.label.padEnd(38)} ${measurement.rps.toFixed(0).padStart(6)} req/s  p50 ${measurement.p50.toFixed(2)} ms  p99 ${measurement.p99.toFixed(2)} ms${measurement.cpuMsPerRequest !== undefined ? `  cpu ${measurement.cpuMsPerRequest.toFixed(3)} ms/req` : ''}${measurement.failures ? `  FAILURES ${measurement.failures}` : ''}`,
     );
     return measurement;
   });
@@ -133,7 +195,7 @@ async function compare(contenders: readonly Contender[], scenario: Scenario, lat
 /**
  * Upstream calls per request and how many ran at once: each contender in front of an emulator
  * that records its requests (5 ms latency, so that concurrent calls overlap), a few requests
- * each after one warm-up request.
+ * each, one at a time, after one warm-up request.
  */
 async function countCalls(): Promise<CallCount[]> {
   console.log('measuring upstream calls per request');
@@ -141,13 +203,8 @@ async function countCalls(): Promise<CallCount[]> {
   const children: Child[] = [];
   try {
     await seedUpstream(emulator.petstoreUrl);
-    const env = { ...BENCH_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
-    const contenders: Contender[] = [];
-    for (const variant of VARIANTS) {
-      const gateway = await startGateway(`count-${variant.label}`, { ...env, ...variant.env });
-      children.push(gateway);
-      contenders.push(graphqlContender(variant.label, 'gateway', gateway.url, gateway.pid, variant.scenarios));
-    }
+    const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
+    const contenders: Contender[] = (await startVariants('count', env, undefined, children)).map((each) => each.contender);
     const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], { ...env, HOST: '127.0.0.1', PORT: '0' });
     children.push(ceiling);
     contenders.push(graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]));
@@ -165,7 +222,7 @@ async function countCalls(): Promise<CallCount[]> {
         // The direct REST call of scenarios 1 and 2 is itself the upstream call.
         const calls = emulator.requests.length / repeats;
         counts.push({ scenario: scenario.id, contender: contender.label, calls, maxConcurrent: emulator.maxInFlight });
-        console.log(`  s${scenario.id} ${contender.label.padEnd(26)} ${calls} upstream calls/request, at most ${emulator.maxInFlight} at once`);
+        console.log(`  s${scenario.id} ${contender.label.padEnd(38)} ${calls} upstream calls/request, at most ${emulator.maxInFlight} at once`);
       }
     }
     return counts;
@@ -173,6 +230,68 @@ async function countCalls(): Promise<CallCount[]> {
     for (const child of children.reverse()) await child.stop();
     await emulator.close();
   }
+}
+
+/**
+ * "50 connections asking the same pet at 20 ms upstream latency": each gateway variant of
+ * scenario 1 in front of a recording emulator with 20 ms latency, driven on 50 connections;
+ * upstream calls counted by the emulator over the run, against the queries answered.
+ */
+async function samePet(): Promise<SamePetRun[]> {
+  console.log(`50 connections asking the same pet, 20 ms upstream, ${PLAN.samePetSeconds} s each`);
+  const emulator = await startEmulator({ latencyMs: 20, recordRequests: true });
+  const children: Child[] = [];
+  const scenario = SCENARIOS.find((each) => each.id === 1) as Scenario;
+  try {
+    const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
+    const contenders = (await startVariants('same pet', env, undefined, children)).map((each) => each.contender).filter((each) => each.label !== CONTENDER.cache);
+    const out: SamePetRun[] = [];
+    for (const contender of contenders) {
+      await check(contender, scenario);
+      await runLoad(contender.target(scenario), { connections: 50, seconds: PLAN.warmupSeconds });
+      emulator.clearRequests();
+      const result = await runLoad(contender.target(scenario), { connections: 50, seconds: PLAN.samePetSeconds });
+      const run: SamePetRun = { contender: contender.label, answered: result.requests, upstreamCalls: emulator.requests.length, failures: result.failures, seconds: result.seconds };
+      emulator.clearRequests();
+      console.log(`  ${contender.label.padEnd(38)} ${run.answered} answered, ${run.upstreamCalls} upstream calls (${((run.upstreamCalls / Math.max(1, run.answered)) * 100).toFixed(1)}%)`);
+      out.push(run);
+    }
+    return out;
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await emulator.close();
+  }
+}
+
+/**
+ * Start to first answer and idle memory, with WORKERS=1 and WORKERS=auto, `PLAN.starts` times
+ * each (alternating): the time from the spawn of `node … dist/main.js` until the first answer
+ * to scenario 1 (one pet by id, polled every 10 ms); then, 2 s after that one request, the
+ * resident set size of each process of the gateway's tree.
+ */
+async function startup(env: Record<string, string>): Promise<StartupRun[]> {
+  console.log(`start to first answer, ${PLAN.starts} starts each`);
+  const scenario = SCENARIOS.find((each) => each.id === 1) as Scenario;
+  const labels = [CONTENDER.workers1, CONTENDER.auto];
+  const runs = new Map<string, StartupRun>(labels.map((label) => [label, { contender: label, startsMs: [], idleRss: [], processes: 0 }]));
+  for (let start = 0; start < PLAN.starts; start += 1) {
+    for (const label of start % 2 === 0 ? labels : [...labels].reverse()) {
+      const settings = variant(label)?.env ?? {};
+      const gateway = await startGateway(`start ${label} ${start}`, { ...env, ...settings }, { probe: { body: scenario.graphql, headers: CREDENTIAL_HEADERS } });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const tree = processTree(gateway.pid);
+        const run = runs.get(label) as StartupRun;
+        run.startsMs.push(gateway.startupMs);
+        run.idleRss.push(Math.max(...tree.map((pid) => memoryOf(pid).rss)));
+        run.processes = Math.max(run.processes, tree.length);
+        console.log(`  ${label.padEnd(38)} first answer after ${gateway.startupMs.toFixed(0)} ms; idle RSS ${tree.map((pid) => (memoryOf(pid).rss / 2 ** 20).toFixed(0)).join(' + ')} MB (${tree.length} process(es))`);
+      } finally {
+        await gateway.stop();
+      }
+    }
+  }
+  return [...runs.values()];
 }
 
 /** One phase: every scenario and concurrency at one upstream latency. */
@@ -183,17 +302,13 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
     const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>(`emulator ${latencyMs} ms`, 'bench/emulator.ts', [String(latencyMs)]);
     children.push(emulator);
     await seedUpstream(emulator.info.petstoreUrl);
-    const env = { ...BENCH_ENV, PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
+    const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
+    // Starts first, while no other gateway is running, against the 0 ms upstream.
+    if (latencyMs === 0) results.startup = await startup(env);
     const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [emulator.info.petstoreUrl]);
     children.push(client);
-    const contenders: Contender[] = [directContender(emulator.info.petstoreUrl, client.info.url)];
-    const gateways: (Child & { url: string })[] = [];
-    for (const variant of VARIANTS) {
-      const gateway = await startGateway(`${variant.label} ${latencyMs}ms`, { ...env, ...variant.env });
-      children.push(gateway);
-      gateways.push(gateway);
-      contenders.push(graphqlContender(variant.label, 'gateway', gateway.url, gateway.pid, variant.scenarios, variant.connections));
-    }
+    const gateways = await startVariants(`${latencyMs}ms`, env, latencyMs, children);
+    const contenders: Contender[] = [directContender(emulator.info.petstoreUrl, client.info.url), ...gateways.map((each) => each.contender)];
     // The ceiling makes no upstream call once warm, so the upstream's latency does not change it: run at 0 ms only.
     if (latencyMs === 0) {
       const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], { ...env, HOST: '127.0.0.1', PORT: '0' });
@@ -201,6 +316,7 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
       contenders.push(graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]));
     }
     for (const scenario of SCENARIOS) for (const contender of contenders) if (contender.applies(scenario)) await check(contender, scenario);
+    for (const { variant: each, gateway } of gateways) console.log(`  ${each.label}: ${processTree(gateway.pid).length} process(es)`);
 
     for (const scenario of SCENARIOS) {
       for (const connections of PLAN.connections) {
@@ -208,14 +324,15 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
       }
     }
 
-    if (latencyMs === 5) results.singleClient.push(...(await singleClient(contenders)));
+    if (latencyMs === 5 && PLAN.singleRounds > 0) results.singleClient.push(...(await singleClient(contenders)));
     if (latencyMs === 0) {
-      const main = gateways[0];
-      if (main !== undefined) results.steady = await steady(main);
+      const main = gateways.find((each) => each.variant.label === CONTENDER.auto);
+      if (main !== undefined) results.steady = await steady(main.variant.label, main.gateway);
     }
-    for (const gateway of gateways) {
-      const label = VARIANTS[gateways.indexOf(gateway)]?.label ?? gateway.name;
-      results.peakRss.push({ contender: label, latencyMs, bytes: memoryOf(gateway.pid).peak });
+    // VmHWM: each process's peak over its life, which here is every scenario of this phase.
+    for (const { variant: each, gateway } of gateways) {
+      const processes: ProcessPeak[] = processTree(gateway.pid).map((pid, index) => ({ role: index === 0 ? 'primary' : 'worker', bytes: memoryOf(pid).peak }));
+      results.peakRss.push({ contender: each.label, latencyMs, processes });
     }
   } finally {
     // Contenders first, the upstream last, so that nothing in flight meets a closed upstream.
@@ -225,7 +342,7 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
 
 /** One client, one request at a time: the latency of a fan-out as a user sees it (scenarios 3 and 4). */
 async function singleClient(contenders: readonly Contender[]): Promise<SingleClient[]> {
-  const chosen = contenders.filter((contender) => contender.label === 'gateway' || contender.kind === 'direct');
+  const chosen = contenders.filter((contender) => contender.label === CONTENDER.workers1 || contender.label === CONTENDER.auto || contender.kind === 'direct');
   const out: SingleClient[] = [];
   for (const scenario of SCENARIOS.filter((each) => each.id === 3 || each.id === 4)) {
     const latencies = new Map<string, number[]>(chosen.map((contender) => [contender.label, []]));
@@ -245,7 +362,7 @@ async function singleClient(contenders: readonly Contender[]): Promise<SingleCli
         p99: percentile(values, 99),
         mean: values.reduce((sum, value) => sum + value, 0) / values.length,
       };
-      console.log(`  single client s${scenario.id} ${contender.label.padEnd(10)} p50 ${entry.p50.toFixed(2)} ms  p99 ${entry.p99.toFixed(2)} ms  mean ${entry.mean.toFixed(2)} ms`);
+      console.log(`  single client s${scenario.id} ${contender.label.padEnd(38)} p50 ${entry.p50.toFixed(2)} ms  p99 ${entry.p99.toFixed(2)} ms  mean ${entry.mean.toFixed(2)} ms`);
       out.push(entry);
     }
   }
@@ -254,37 +371,39 @@ async function singleClient(contenders: readonly Contender[]): Promise<SingleCli
 
 /**
  * Steady load on the gateway (the four scenarios in turn on each of 10 connections, 0 ms
- * upstream) for `steadySeconds`, its resident set size sampled every second.
+ * upstream) for `steadySeconds`; the resident set size of its processes together sampled every second.
  */
-async function steady(gateway: Child & { url: string }): Promise<SteadyRun> {
-  console.log(`steady load for ${PLAN.steadySeconds} s`);
+async function steady(label: string, gateway: Child & { url: string }): Promise<SteadyRun> {
+  console.log(`steady load on ${label} for ${PLAN.steadySeconds} s`);
+  const tree = processTree(gateway.pid);
   const samples: number[] = [];
-  const sampler = setInterval(() => samples.push(memoryOf(gateway.pid).rss), 1000);
+  const sampler = setInterval(() => samples.push(tree.reduce((sum, pid) => sum + memoryOf(pid).rss, 0)), 1000);
   const targets = SCENARIOS.map((scenario) => ({ url: gateway.url, method: 'POST' as const, headers: GRAPHQL_HEADERS, body: scenario.graphql }));
-  const result = await runLoad(targets, { connections: 10, seconds: PLAN.steadySeconds, watchPid: gateway.pid });
+  const result = await runLoad(targets, { connections: 10, seconds: PLAN.steadySeconds, watchPids: tree });
   clearInterval(sampler);
-  const run: SteadyRun = { seconds: PLAN.steadySeconds, requests: result.requests, failures: result.failures, samples, peak: result.peakRss };
+  const run: SteadyRun = { contender: label, processes: tree.length, seconds: PLAN.steadySeconds, requests: result.requests, failures: result.failures, samples, peak: result.peakRss };
   console.log(`  ${result.requests} requests; RSS ${samples.map((bytes) => (bytes / 2 ** 20).toFixed(0)).join(' ')} MB`);
   return run;
 }
 
-/** `--profile`: one CPU profile of the gateway per scenario, 0 ms upstream, 10 connections. */
+/** `--profile`: one CPU profile of the compiled gateway (WORKERS=1) per scenario, 0 ms upstream, 10 connections. */
 async function profile(): Promise<void> {
+  buildGateway();
   const dir = new URL('profiles/', OUTPUT_DIR);
   mkdirSync(dir, { recursive: true });
   const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>('emulator', 'bench/emulator.ts', ['0']);
   try {
     await seedUpstream(emulator.info.petstoreUrl);
-    const env = { ...BENCH_ENV, PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
+    const env = { ...PRODUCTION_ENV, WORKERS: '1', PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
     const only = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
     for (const scenario of SCENARIOS.filter((each) => only === undefined || String(each.id) === only)) {
       const name = `scenario-${scenario.id}`;
-      // One directory per scenario: tsx's loader thread writes a profile of its own beside the main thread's.
+      // One directory per scenario: the profile is written there when the gateway exits.
       const gateway = await startGateway(`profile ${name}`, env, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${new URL(`${name}/`, dir).pathname}`] });
       const contender = graphqlContender('gateway', 'gateway', gateway.url, gateway.pid, [scenario.id]);
       await check(contender, scenario);
-      const result = await runLoad(contender.target(scenario), { connections: 10, seconds: 10 });
-      console.log(`  ${name}: ${(result.requests / result.seconds).toFixed(0)} req/s while profiling`);
+      const result = await measuredRun(contender, contender.target(scenario), 10, 10);
+      console.log(`  ${name}: ${(result.requests / result.seconds).toFixed(0)} req/s, ${(result.cpuMs / Math.max(1, result.requests)).toFixed(3)} ms CPU/request while profiling`);
       await gateway.stop();
     }
   } finally {
@@ -308,6 +427,7 @@ function gitDescription(): string {
 async function main(): Promise<void> {
   if (PROFILE) return profile();
   const started = Date.now();
+  buildGateway();
   const results: ResultsInput = {
     quick: QUICK,
     date: new Date().toISOString(),
@@ -315,8 +435,12 @@ async function main(): Promise<void> {
     cpu: cpus()[0]?.model ?? 'unknown',
     node: process.version,
     commit: gitDescription(),
+    startCommand: `node ${startArguments().join(' ')}`,
+    clockTicks: CLOCK_TICKS,
     plan: PLAN,
+    startup: [],
     calls: await countCalls(),
+    samePet: await samePet(),
     measurements: [],
     singleClient: [],
     steady: undefined,

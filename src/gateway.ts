@@ -14,6 +14,7 @@ import { createObservability, type ObservabilityDependencies } from './observabi
 import { createSchema } from './schema.js';
 import { createSecurity } from './security/index.js';
 import type { UpstreamCallBudget } from './security/fan-out.js';
+import type { RateLimitStore } from './security/rate-limit.js';
 import { useStreamingUploads } from './uploads.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamService } from './upstream/http.js';
 import { createPetstoreApi } from './upstream/petstore.js';
@@ -65,12 +66,14 @@ export type GatewayDependencies = ObservabilityDependencies & {
    * @default createUpstreamClient (an undici pool per area)
    */
   createUpstreamClient?: typeof createUpstreamClient;
+  /** where the rate-limit buckets live. @default in this process (a cluster worker: in the primary) */
+  rateLimitStore?: RateLimitStore;
 };
 
 /** Builds the gateway for a configuration. */
 export function createGateway(config: GatewayConfig, dependencies: GatewayDependencies = {}): Gateway {
   // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). First: a bad manifest stops here.
-  const security = createSecurity(config, { maxFiles: 5 });
+  const security = createSecurity(config, { maxFiles: 5 }, dependencies.rateLimitStore);
   // The log, metrics, traces, /metrics and /readiness (src/observability/).
   const observability = createObservability(config, dependencies);
   const logging = observability.logger;

@@ -1,17 +1,46 @@
 /**
  * Starts the gateway: configuration → (embedded emulator when no upstream is configured) →
- * gateway → HTTP server. The only module that listens. Stops gracefully on SIGTERM/SIGINT:
- * new connections are refused at once, idle keep-alive connections closed, requests in flight
- * finish (within SHUTDOWN_GRACE_MS), then the upstream pools close and the process exits 0.
+ * gateway → HTTP server (`server.ts`), in one process, or with WORKERS > 1 in a cluster: this
+ * process becomes the primary (`cluster/primary.ts`), which resolves the upstreams once and
+ * forks workers that each build a gateway and listen on the shared port. Stops gracefully on
+ * SIGTERM/SIGINT: new connections are refused at once, requests in flight finish (within
+ * SHUTDOWN_GRACE_MS), then the upstream pools close and the process exits 0.
  */
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { changedSettings, ConfigError, helpText, loadConfig, redactUrl } from './config.js';
-import { startEmulator } from './emulator/server.js';
+import cluster from 'node:cluster';
+import { availableCores } from './cluster/cores.js';
+import { clusterMetrics, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
+import { runPrimary } from './cluster/primary.js';
+import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, type Config } from './config.js';
 import { createGateway } from './gateway.js';
+import { createLogger } from './logger.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/index.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
 import { printSubgraphSdl } from './schema.js';
+import { serve } from './server.js';
+
+/** How long a worker waits for the primary's answer about a rate limit or the summed metrics. */
+const PRIMARY_TIMEOUT_MS = 1000;
+const METRICS_TIMEOUT_MS = 5000;
+
+type Upstreams = Omit<StartMessage, 'type'>;
+
+/** The start-up banner: where everything is. */
+function banner(config: Config, port: number, upstreams: Upstreams, workers: number): string {
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const changed = changedSettings(config);
+  const origin = `http://${shownHost}:${port}`;
+  const exporter = tracesExporter(config);
+  return [
+    `GraphQL gateway ready: ${origin}/graphql${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
+    upstreams.emulator
+      ? `Upstreams: embedded emulator (pet store ${upstreams.petstoreUrl}, plants ${upstreams.plantsUrl})${config.graphiql ? '; GraphiQL has demo credentials' : ''}`
+      : `Upstreams: pet store ${redactUrl(upstreams.petstoreUrl)}, plants ${redactUrl(upstreams.plantsUrl)}`,
+    `Operations: ${origin}${HEALTH_PATH} (liveness), ${origin}${READINESS_PATH} (upstreams reachable)${config.metrics ? `, ${origin}${METRICS_PATH} (Prometheus)` : ''}`,
+    `Tracing: ${exporter === undefined ? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)' : exporter === 'console' ? 'spans written to stdout' : `OTLP to ${redactUrl(otlpTracesUrl(config))}`}`,
+    `Settings changed from defaults: ${changed.length > 0 ? changed.join(' ') : 'none'}`,
+    `Workers: ${workers === 1 ? '1 process' : `${workers} processes (${config.workers === 'auto' ? 'WORKERS=auto: the cores this process may use' : 'WORKERS'})`}`,
+  ].join('\n');
+}
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help')) {
@@ -22,76 +51,78 @@ async function main(): Promise<void> {
     process.stdout.write(`${printSubgraphSdl()}\n`);
     return;
   }
+  if (cluster.isWorker) return worker();
   const config = loadConfig();
+  const workers = config.workers === 'auto' ? availableCores() : config.workers;
   // loadConfig has already refused a production start without upstreams (unless EMULATOR=true).
   const useEmulator = config.emulator ?? (config.petstoreUrl === undefined && config.plantsUrl === undefined);
-  const emulator = useEmulator ? await startEmulator({ recordRequests: false }) : undefined;
-  const petstoreUrl = emulator?.petstoreUrl ?? config.petstoreUrl ?? '';
-  const plantsUrl = emulator?.plantsUrl ?? config.plantsUrl ?? '';
-  const gateway = createGateway({ ...config, petstoreUrl, plantsUrl, emulator: emulator !== undefined });
-
-  const server = createServer(gateway.handler);
-  // The answers being written, so that a stop can see what is in flight and close each connection once its answer is out.
-  const answering = new Set<ServerResponse>();
-  let stopping = false;
-  server.prependListener('request', (_request, response: ServerResponse) => {
-    answering.add(response);
-    // While stopping, an answer closes its connection: nothing more will be served on it.
-    if (stopping) response.setHeader('connection', 'close');
-    response.once('close', () => {
-      answering.delete(response);
-      // An answer whose headers were out before the stop leaves its connection idle, not closed.
-      if (stopping) setImmediate(() => server.closeIdleConnections());
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : (error.code ?? error.message)}`)),
-    );
-    server.listen(config.port, config.host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const changed = changedSettings(config);
-  const origin = `http://${shownHost}:${port}`;
-  const exporter = tracesExporter(config);
-  console.log(
-    [
-      `GraphQL gateway ready: ${origin}${gateway.yoga.graphqlEndpoint}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
-      emulator
-        ? `Upstreams: embedded emulator (pet store ${emulator.petstoreUrl}, plants ${emulator.plantsUrl})${config.graphiql ? '; GraphiQL has demo credentials' : ''}`
-        : `Upstreams: pet store ${redactUrl(petstoreUrl)}, plants ${redactUrl(plantsUrl)}`,
-      `Operations: ${origin}${HEALTH_PATH} (liveness), ${origin}${READINESS_PATH} (upstreams reachable)${config.metrics ? `, ${origin}${METRICS_PATH} (Prometheus)` : ''}`,
-      `Tracing: ${exporter === undefined ? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)' : exporter === 'console' ? 'spans written to stdout' : `OTLP to ${redactUrl(otlpTracesUrl(config))}`}`,
-      `Settings changed from defaults: ${changed.length > 0 ? changed.join(' ') : 'none'}`,
-    ].join('\n'),
-  );
-
-  /** Cuts what is still in flight and exits: at the end of the grace period, or on a second signal. */
-  const cut = (why: string) => {
-    console.log(`${why}: closing ${answering.size} unfinished request(s) and stopping`);
-    server.closeAllConnections();
-    process.exit(0);
+  // Loaded only when it runs: its contract validation is not part of a gateway in front of real upstreams.
+  const emulator = useEmulator ? await (await import('./emulator/server.js')).startEmulator({ recordRequests: false }) : undefined;
+  const upstreams: Upstreams = {
+    petstoreUrl: emulator?.petstoreUrl ?? config.petstoreUrl ?? '',
+    plantsUrl: emulator?.plantsUrl ?? config.plantsUrl ?? '',
+    emulator: emulator !== undefined,
   };
+
+  if (workers > 1) {
+    runPrimary({
+      workers,
+      upstreams,
+      shutdownGraceMs: config.shutdownGraceMs,
+      log: createLogger(config.logLevel),
+      onListening: (port) => console.log(banner(config, port, upstreams, workers)),
+      onStopped: async () => {
+        await emulator?.close();
+        console.log('stopped');
+      },
+    });
+    return;
+  }
+
+  const serving = await serve(createGateway({ ...config, ...upstreams }), config);
+  console.log(banner(config, serving.port, upstreams, 1));
   const stop = async (signal: string) => {
-    if (stopping) return cut(`${signal} again`);
-    stopping = true;
-    console.log(`${signal}: refusing new connections, finishing ${answering.size} in-flight request(s) within ${config.shutdownGraceMs} ms`);
-    const graceTimer = setTimeout(() => cut('grace period over'), config.shutdownGraceMs);
-    for (const response of answering) if (!response.headersSent) response.setHeader('connection', 'close');
-    // close() stops listening at once and calls back when the last connection has ended;
-    // keep-alive connections with no request in flight are closed now, not at their idle timeout.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await closed;
-    // No request is in flight any more, so the pools have no call to wait for.
-    await Promise.all([gateway.close(), emulator?.close()]);
-    clearTimeout(graceTimer);
-    console.log('stopped');
+    const outcome = await serving.stop(signal);
+    if (outcome === 'stopped') {
+      await emulator?.close();
+      console.log('stopped');
+    }
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * A cluster worker: waits for the upstreams the primary resolved, builds its gateway (rate
+ * limits kept by the primary, /metrics summed by it) and listens on the shared port. It stops
+ * when the primary says so, or on its own SIGTERM (the primary then replaces it); a Ctrl-C,
+ * which reaches every process of the terminal, is the primary's to handle.
+ */
+async function worker(): Promise<void> {
+  const config = loadConfig();
+  const upstreams = await startMessage();
+  const log = createLogger(config.logLevel);
+  const gateway = createGateway(
+    { ...config, petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, emulator: upstreams.emulator },
+    {
+      rateLimitStore: primaryRateLimitStore(PRIMARY_TIMEOUT_MS, (failure) =>
+        failure ? log.warn(`rate limits let requests through until the primary answers: ${failure.message}`) : log.info('rate limits are kept by the primary again'),
+      ),
+      clusterMetrics: () => clusterMetrics(METRICS_TIMEOUT_MS),
+    },
+  );
+  const serving = await serve(gateway, config);
+  toPrimary({ type: 'gateway:listening', port: serving.port });
+  const stop = async (why: string) => {
+    await serving.stop(why);
+    process.exit(0);
+  };
+  onStopMessage((cut) => void stop(cut ? 'stop (cut)' : 'stop'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => undefined);
+  // The primary is gone (killed): nothing would restart or stop this worker any more.
+  process.on('disconnect', () => void stop('primary gone'));
 }
 
 main().catch((error: unknown) => {

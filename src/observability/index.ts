@@ -28,6 +28,8 @@ export type ObservabilityConfig = TracingConfig &
 export type ObservabilityDependencies = TracingDependencies & {
   /** where the log goes. @default stdout */
   logDestination?: DestinationStream;
+  /** the text of /metrics, when another process sums it (a cluster worker asks the primary). @default this process's metrics */
+  clusterMetrics?: () => Promise<string>;
 };
 
 /** Paths answered by the gateway besides GraphQL. */
@@ -85,7 +87,7 @@ function errorCodes(result: unknown): string[] {
 export function createObservability(config: ObservabilityConfig, dependencies: ObservabilityDependencies = {}): Observability {
   const log = createLogger(config.logLevel, dependencies.logDestination);
   const debug = log.isLevelEnabled('debug');
-  const metrics = config.metrics ? createMetrics() : undefined;
+  const metrics = config.metrics ? createMetrics(dependencies.clusterMetrics) : undefined;
   const tracing = createTracing(config, dependencies);
   const baseUrls: Record<UpstreamService, string> = { petstore: config.petstoreUrl, plants: config.plantsUrl };
 

@@ -5,7 +5,7 @@
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
 import type { OperationRecord } from './request-context.js';
 
@@ -68,9 +68,18 @@ function labelled<T>(child: (...values: string[]) => T): (...values: string[]) =
   };
 }
 
-/** Creates the metrics of one gateway, in a registry of its own. */
-export function createMetrics(): Metrics {
+/**
+ * Creates the metrics of one gateway, in a registry of its own. In a cluster worker,
+ * `clusterMetrics` gives the text of every worker's metrics summed by the primary (prom-client's
+ * cluster aggregation, which asks each worker for this registry and the process one).
+ */
+export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
   const registry = new Registry();
+  if (clusterMetrics) {
+    AggregatorRegistry.setRegistries([registry, processMetrics()]);
+    // Constructed in a worker, it answers the primary's requests for this worker's metrics.
+    new AggregatorRegistry();
+  }
   const registers = [registry];
   const operations = new Counter({
     name: 'graphql_operations_total',
@@ -159,6 +168,7 @@ export function createMetrics(): Metrics {
       upstreamShared.inc({ service, operation });
     },
     async render() {
+      if (clusterMetrics) return { contentType: registry.contentType, body: await clusterMetrics() };
       // Two registries, one exposition: the names do not overlap.
       const [own, process] = await Promise.all([registry.metrics(), processMetrics().metrics()]);
       return { contentType: registry.contentType, body: `${own.trimEnd()}\n${process}` };

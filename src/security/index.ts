@@ -12,7 +12,7 @@ import { refused } from './errors.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
-import { createRateLimiter, useRateLimit, type RateLimiter } from './rate-limit.js';
+import { createRateLimiter, useRateLimit, type RateLimiter, type RateLimitStore } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
 import { useRequestBodyLimits } from './request-body.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
@@ -100,9 +100,14 @@ export type Security = {
  * Builds the protections. Reads the trusted documents manifest when one is configured.
  * @throws ConfigError when the manifest cannot be used
  */
-export function createSecurity(config: SecurityConfig, uploads: { maxFiles: number }): Security {
+export function createSecurity(config: SecurityConfig, uploads: { maxFiles: number }, rateLimitStore?: RateLimitStore): Security {
   const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
-  const limits = { perMinute: config.rateLimitPerMinute, perAddressPerMinute: config.rateLimitAddressPerMinute, trustProxyHops: config.trustProxyHops };
+  const limits = {
+    perMinute: config.rateLimitPerMinute,
+    perAddressPerMinute: config.rateLimitAddressPerMinute,
+    trustProxyHops: config.trustProxyHops,
+    ...(rateLimitStore ? { store: rateLimitStore } : {}),
+  };
   const rateLimiter = createRateLimiter(limits);
   const plugins: Plugin[] = [
     // First: a refused client costs no parsing.

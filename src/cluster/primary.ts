@@ -1,0 +1,107 @@
+/**
+ * The cluster primary (WORKERS > 1): forks the workers, which each build a gateway and listen
+ * on the shared port; restarts a worker that dies, with back-off; holds the rate-limit buckets
+ * and sums the workers' metrics for /metrics; and on SIGTERM/SIGINT has every worker drain as a
+ * single process would, then exits 0. It serves no request itself.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+import type { Logger } from '../logger.js';
+import { createMemoryRateLimitStore } from '../security/rate-limit.js';
+import { isMessage, type ListeningMessage, type MetricsMessage, type ReadyMessage, type StartMessage, type StopMessage, type TakeMessage, type ToWorker } from './ipc.js';
+
+/** The first wait before a dead worker is replaced; it doubles with each death in a row. */
+export const RESTART_DELAY_MS = 100;
+/** The longest wait before a dead worker is replaced. */
+export const RESTART_DELAY_MAX_MS = 10_000;
+/** A worker that lived this long resets the back-off: its death was not part of a crash loop. */
+const STABLE_AFTER_MS = 10_000;
+
+/** What the primary is started with. */
+export type PrimaryOptions = {
+  workers: number;
+  /** the resolved upstreams, handed to every worker */
+  upstreams: Omit<StartMessage, 'type'>;
+  shutdownGraceMs: number;
+  log: Logger;
+  /** called once, when every worker listens (the start-up banner) */
+  onListening(port: number): void;
+  /** called once every worker has stopped, before the process exits (the emulator closes) */
+  onStopped(): Promise<void>;
+};
+
+/** Runs the primary until it is stopped by a signal. */
+export function runPrimary(options: PrimaryOptions): void {
+  const { log } = options;
+  const buckets = createMemoryRateLimitStore();
+  const metrics = new AggregatorRegistry();
+  const started = new Map<Worker, number>();
+  let deathsInARow = 0;
+  let listening = 0;
+  let stopping = false;
+
+  const send = (worker: Worker, message: ToWorker) => {
+    if (worker.isConnected()) worker.send(message);
+  };
+
+  const fork = () => {
+    started.set(cluster.fork(), Date.now());
+  };
+
+  cluster.on('message', (worker, message: unknown) => {
+    if (isMessage<ReadyMessage>(message, 'gateway:ready')) {
+      send(worker, { type: 'gateway:start', ...options.upstreams });
+    } else if (isMessage<TakeMessage>(message, 'gateway:take')) {
+      void Promise.resolve(buckets.take(message.key, { perMinute: message.perMinute }, message.now)).then((take) =>
+        send(worker, { type: 'gateway:taken', id: message.id, take }),
+      );
+    } else if (isMessage<MetricsMessage>(message, 'gateway:metrics')) {
+      metrics.clusterMetrics().then(
+        (text) => send(worker, { type: 'gateway:metrics-answer', id: message.id, text }),
+        (error: unknown) => send(worker, { type: 'gateway:metrics-answer', id: message.id, error: error instanceof Error ? error.message : 'failed' }),
+      );
+    } else if (isMessage<ListeningMessage>(message, 'gateway:listening')) {
+      // Ready once every worker is: before that, all connections would land on the first ones.
+      listening += 1;
+      if (listening === options.workers) options.onListening(message.port);
+      if (listening > options.workers) log.info({ worker: worker.process.pid }, `worker ${worker.process.pid ?? '?'} is serving`);
+    }
+  });
+
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (started.get(worker) ?? Date.now());
+    started.delete(worker);
+    if (stopping) {
+      if (started.size === 0) void options.onStopped().finally(() => process.exit(0));
+      return;
+    }
+    deathsInARow = lived >= STABLE_AFTER_MS ? 1 : deathsInARow + 1;
+    const delayMs = Math.min(RESTART_DELAY_MAX_MS, RESTART_DELAY_MS * 2 ** (deathsInARow - 1));
+    log.warn(
+      { worker: worker.process.pid, exitCode: code, signal, livedMs: lived, restartInMs: delayMs },
+      `worker ${worker.process.pid ?? '?'} exited (${signal ?? `code ${code}`}) after ${Math.round(lived / 1000)} s; starting another in ${delayMs} ms`,
+    );
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, delayMs);
+  });
+
+  const stop = (signal: string) => {
+    const cut = stopping;
+    stopping = true;
+    log.info(`${signal}${cut ? ' again' : ''}: ${cut ? 'cutting' : 'draining'} ${started.size} worker(s)`);
+    const message: StopMessage = { type: 'gateway:stop', cut };
+    for (const worker of started.keys()) send(worker, message);
+    if (started.size === 0) void options.onStopped().finally(() => process.exit(0));
+    if (!cut) {
+      // A worker that does not finish within the grace period (and a little more) is killed.
+      setTimeout(() => {
+        for (const worker of started.keys()) worker.process.kill('SIGKILL');
+      }, options.shutdownGraceMs + 2000).unref();
+    }
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  for (let index = 0; index < options.workers; index += 1) fork();
+}

@@ -2,7 +2,6 @@
  * The gateway: a yoga instance wired to the upstream areas. It never listens (`main.ts` does),
  * so tests build their own.
  */
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
 import { upstreamTimeouts, type Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
@@ -93,8 +92,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     maskedErrors: { maskError },
     // GraphiQL, CORS, batching and the body limit, as configured.
     ...security.yogaOptions,
-    // GraphiQL with its assets inlined: the page needs no CDN, so it works offline.
-    renderGraphiQL,
+    // GraphiQL with its assets inlined: the page needs no CDN, so it works offline. Those assets
+    // are about 50 MB of memory and half a second of start-up: loaded when a browser first asks.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     // Example operations for every area; demo credentials only on the embedded emulator.
     graphiql: config.graphiql ? graphiqlOptions({ emulator: config.emulator ?? false }) : false,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.

@@ -11,18 +11,21 @@ import { availableCores } from './cluster/cores.js';
 import { clusterMetrics, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, type Config } from './config.js';
-import { createGateway } from './gateway.js';
 import { createLogger } from './logger.js';
-import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/index.js';
+import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
-import { printSubgraphSdl } from './schema.js';
-import { serve } from './server.js';
 
 /** How long a worker waits for the primary's answer about a rate limit or the summed metrics. */
 const PRIMARY_TIMEOUT_MS = 1000;
 const METRICS_TIMEOUT_MS = 5000;
 
 type Upstreams = Omit<StartMessage, 'type'>;
+
+/** The gateway and its server, loaded where requests are served: a cluster primary never loads them. */
+async function gatewayModules() {
+  const [{ createGateway }, { serve }] = await Promise.all([import('./gateway.js'), import('./server.js')]);
+  return { createGateway, serve };
+}
 
 /** The start-up banner: where everything is. */
 function banner(config: Config, port: number, upstreams: Upstreams, workers: number): string {
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
     return;
   }
   if (process.argv.includes('--print-schema')) {
-    process.stdout.write(`${printSubgraphSdl()}\n`);
+    process.stdout.write(`${(await import('./schema.js')).printSubgraphSdl()}\n`);
     return;
   }
   if (cluster.isWorker) return worker();
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     return;
   }
 
+  const { createGateway, serve } = await gatewayModules();
   const serving = await serve(createGateway({ ...config, ...upstreams }), config);
   console.log(banner(config, serving.port, upstreams, 1));
   const stop = async (signal: string) => {
@@ -103,6 +107,7 @@ async function worker(): Promise<void> {
   const config = loadConfig();
   const upstreams = await startMessage();
   const log = createLogger(config.logLevel);
+  const { createGateway, serve } = await gatewayModules();
   const gateway = createGateway(
     { ...config, petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, emulator: upstreams.emulator },
     {

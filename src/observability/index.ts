@@ -11,6 +11,7 @@ import { credentialSecrets } from '../credentials.js';
 import { createLogger, secretValues, yogaLogger, type DestinationStream, type Logger } from '../logger.js';
 import type { UpstreamObserver, UpstreamService } from '../upstream/http.js';
 import { checkReadiness } from './health.js';
+import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
 import { createMetrics } from './metrics.js';
 import { currentOperation, currentRequest, requestIdFrom, runInOperation, runInRequest, type OperationRecord, type RequestRecord, type UpstreamCallRecord } from './request-context.js';
 import { requestLogLine } from './request-log.js';
@@ -32,11 +33,7 @@ export type ObservabilityDependencies = TracingDependencies & {
   clusterMetrics?: () => Promise<string>;
 };
 
-/** Paths answered by the gateway besides GraphQL. */
-export const READINESS_PATH = '/readiness';
-export const METRICS_PATH = '/metrics';
-/** yoga's own liveness endpoint: 200 while the process serves requests. */
-export const HEALTH_PATH = '/health';
+export { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
 
 /** The observability of one gateway. */
 export type Observability = {

@@ -6,9 +6,9 @@
  */
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useProcesses, waitFor } from './helpers/process.js';
-import { closedPortUrl, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { closedPortUrl, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
 
 const processes = useProcesses();
@@ -162,28 +162,21 @@ async function idleKeepAliveConnection(port: number) {
 
 describe('npm start against upstreams', () => {
   const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
-  let upstream: ScriptedUpstream;
-  beforeAll(async () => {
-    upstream = await startScriptedUpstream();
-  });
-  afterAll(async () => {
-    await upstream?.close();
-  });
-  beforeEach(() => upstream.reset());
+  const scripted = useScriptedUpstream();
 
   async function startAgainst(env: Record<string, string> = {}) {
-    const started = start({ PETSTORE_URL: `${upstream.url}/api/v3`, PLANTS_URL: upstream.url, ...env });
+    const started = start({ PETSTORE_URL: `${scripted().url}/api/v3`, PLANTS_URL: scripted().url, ...env });
     const [, url = ''] = await waitFor(started.output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
     return { ...started, url, port: Number(new URL(url).port) };
   }
 
   it.each(['SIGTERM', 'SIGINT'] as const)('on %s finishes the slow query in flight, refuses new connections, closes idle ones, and exits 0', async (signal) => {
-    upstream.answer({ ...json(200, PET_1), delayMs: 1500 });
+    scripted().answer({ ...json(200, PET_1), delayMs: 1500 });
     const { child, output, exited, url, port } = await startAgainst();
     const idle = await idleKeepAliveConnection(port);
     expect(idle.firstLine).toBe('HTTP/1.1 200 OK');
     const query = postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
-    await expect.poll(() => upstream.requests.length).toBe(1);
+    await expect.poll(() => scripted().requests.length).toBe(1);
 
     child.kill(signal);
 
@@ -194,22 +187,22 @@ describe('npm start against upstreams', () => {
     expect(await query).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
     expect(await exited).toBe(0);
     expect(output()).toMatch(/\nstopped\n/);
-    expect(upstream.requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
+    expect(scripted().requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
   });
 
   it('says which upstream URLs it uses (without their credentials), and offers GraphiQL no demo credentials', async () => {
-    const { output } = await startAgainst({ PLANTS_URL: upstream.url.replace('http://', 'http://ops:pl4nts-secret@') });
+    const { output } = await startAgainst({ PLANTS_URL: scripted().url.replace('http://', 'http://ops:pl4nts-secret@') });
 
-    expect(output()).toContain(`Upstreams: pet store ${upstream.url}/api/v3, plants ${upstream.url}\n`);
+    expect(output()).toContain(`Upstreams: pet store ${scripted().url}/api/v3, plants ${scripted().url}\n`);
     expect(output()).not.toContain('pl4nts-secret');
     expect(output()).not.toContain('demo credentials');
   });
 
   it('cuts a request still unfinished after SHUTDOWN_GRACE_MS, and exits 0', async () => {
-    upstream.answer({ hang: true });
+    scripted().answer({ hang: true });
     const { child, output, exited, url } = await startAgainst({ SHUTDOWN_GRACE_MS: '300' });
     const query = postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
-    await expect.poll(() => upstream.requests.length).toBe(1);
+    await expect.poll(() => scripted().requests.length).toBe(1);
     const signalled = performance.now();
 
     child.kill('SIGTERM');
@@ -225,17 +218,17 @@ describe('npm start against upstreams', () => {
     const pet = () => postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
     const codeOf = (result: Awaited<ReturnType<typeof pet>>) => result.errors?.map((error) => error.extensions?.['code']);
 
-    upstream.answer({ reset: true });
+    scripted().answer({ reset: true });
     expect(codeOf(await pet())).toEqual(['UPSTREAM_UNAVAILABLE']);
-    upstream.answer({ resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' });
+    scripted().answer({ resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' });
     expect(codeOf(await pet())).toEqual(['UPSTREAM_UNAVAILABLE']);
-    upstream.answer(json(200, '{"id": 1, "name": '));
+    scripted().answer(json(200, '{"id": 1, "name": '));
     expect(codeOf(await pet())).toEqual(['UPSTREAM_ERROR']);
     const plant = await postGraphQL(url, 'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }', {}, { authorization: 'Bearer demo' });
     expect(plant.errors?.map((error) => [error.extensions?.['code'], error.extensions?.['upstream']])).toEqual([
       ['UPSTREAM_UNAVAILABLE', { service: 'plants', operation: 'createPlant' }],
     ]);
-    upstream.answer(json(200, PET_1));
+    scripted().answer(json(200, PET_1));
 
     expect(await pet()).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
     expect(child.exitCode).toBeNull();

@@ -4,10 +4,10 @@
  * replaced, SIGTERM drains every worker, /metrics sums them, and rate limits are exact whichever
  * worker a request lands on. Also how `auto` counts cores (a container's CPU quota included).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { availableCores, cpuQuota, type ReadText } from '../src/cluster/cores.js';
 import { useProcesses, waitFor } from './helpers/process.js';
-import { json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { postGraphQL } from './helpers/stack.js';
 
 const processes = useProcesses();
@@ -87,16 +87,10 @@ describe('WORKERS=2 on the embedded emulator', () => {
 });
 
 describe('WORKERS=2 in front of upstreams', () => {
-  let upstream: ScriptedUpstream;
-  beforeAll(async () => {
-    upstream = await startScriptedUpstream();
-  });
-  afterAll(async () => {
-    await upstream?.close();
-  });
-  beforeEach(() => upstream.reset());
+  const scripted = useScriptedUpstream();
 
   it('on SIGTERM lets the slow query in flight finish in its worker, stops every worker, and exits 0', async () => {
+    const upstream = scripted();
     upstream.answer({ ...json(200, { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' }), delayMs: 1500 });
     const { child, output, exited, url } = await startCluster({ PETSTORE_URL: `${upstream.url}/api/v3`, PLANTS_URL: upstream.url });
     const slow = query(url);

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/gateway.js';
 import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 /** A request as the scripted upstream received it. */
 export type ReceivedRequest = {
@@ -96,6 +97,25 @@ export function hold(then: Answer): { answer: Answer; until: Promise<void>; rele
   let release: () => void = () => undefined;
   const until = new Promise<void>((resolve) => (release = resolve));
   return { answer: { until, then }, until, release };
+}
+
+/**
+ * A scripted upstream for the calling `describe` block (or file): started before its tests,
+ * reset before each, closed after them. The returned function gives it, once started.
+ */
+export function useScriptedUpstream(): () => ScriptedUpstream {
+  let upstream: ScriptedUpstream | undefined;
+  beforeAll(async () => {
+    upstream = await startScriptedUpstream();
+  });
+  afterAll(async () => {
+    await upstream?.close();
+  });
+  beforeEach(() => upstream?.reset());
+  return () => {
+    if (upstream === undefined) throw new Error('the scripted upstream is started before the tests');
+    return upstream;
+  };
 }
 
 /** Starts a scripted upstream on 127.0.0.1, port 0. */

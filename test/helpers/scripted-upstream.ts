@@ -168,7 +168,11 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
         const flushed = response.write(chunk);
         received.bytesSent += Buffer.byteLength(chunk);
         // Backpressure: wait until the gateway reads on, or goes away.
-        if (!flushed) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+        if (!flushed) {
+          // The wait that loses the race is cancelled, so that no listener is left behind per chunk.
+          const waits = new AbortController();
+          await Promise.race([once(response, 'drain', { signal: waits.signal }), once(response, 'close', { signal: waits.signal })]).finally(() => waits.abort());
+        }
         if (intervalMs > 0) await sleep(intervalMs);
       }
       if (!response.destroyed) response.end();

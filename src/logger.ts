@@ -5,11 +5,8 @@
  * server-side only. Credentials never reach the log: errors are built without them, logged
  * headers have theirs replaced by `[redacted]`, and so do logged variables named like a secret.
  */
-import type { YogaLogger } from 'graphql-yoga';
 import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
-import { isExpectedError } from './errors.js';
 import { currentRequest } from './observability/request-context.js';
-import { UpstreamError } from './upstream/http.js';
 
 export type { DestinationStream, Logger };
 
@@ -142,40 +139,4 @@ function stdoutDestination(): DestinationStream {
     stdout = destination;
   }
   return stdout;
-}
-
-function describe(error: unknown): { message: string; fields: Record<string, unknown> } {
-  const original = error instanceof Error && 'originalError' in error && error.originalError instanceof Error ? error.originalError : error;
-  if (original instanceof UpstreamError) {
-    return {
-      message: `upstream ${original.service} ${original.operation} failed (${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}`,
-      fields: { upstream: { service: original.service, operation: original.operation, failure: original.failure, status: original.status } },
-    };
-  }
-  return { message: original instanceof Error ? original.message : String(original), fields: {} };
-}
-
-/** Several arguments (yoga's debug messages) as one message. */
-function text(args: readonly unknown[]): string {
-  return args.map((arg) => (typeof arg === 'string' ? arg : arg instanceof Error ? arg.message : JSON.stringify(arg))).join(' ');
-}
-
-/** The log as yoga's logger: expected failures as one `info` line, unexpected errors with their stack. */
-export function yogaLogger(log: Logger): YogaLogger {
-  return {
-    debug: (...args: unknown[]) => log.debug(text(args)),
-    info: (...args: unknown[]) => log.info(text(args)),
-    warn: (...args: unknown[]) => log.warn(text(args)),
-    error: (...args: unknown[]) => {
-      const [first] = args;
-      if (args.length === 1 && isExpectedError(first)) {
-        const { message, fields } = describe(first);
-        log.info(fields, message);
-      } else if (first instanceof Error) {
-        log.error({ err: first }, text(args));
-      } else {
-        log.error(text(args));
-      }
-    },
-  };
 }

@@ -4,7 +4,7 @@
  * (starting the embedded emulator when it is used) and holds what must be exact across
  * workers: the rate-limit buckets, and the sum of the workers' metrics.
  */
-import type { BucketRule, RateLimitStore, Take } from '../security/rate-limit.js';
+import type { BucketRule, RateLimitStore, Take } from '../security/rate-limit-store.js';
 
 /** Primary → worker: build the gateway on these upstreams and listen. */
 export type StartMessage = { type: 'gateway:start'; petstoreUrl: string; plantsUrl: string; emulator: boolean };

@@ -7,7 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from '../logger.js';
-import { createMemoryRateLimitStore } from '../security/rate-limit.js';
+import { createMemoryRateLimitStore } from '../security/rate-limit-store.js';
 import { isMessage, type ListeningMessage, type MetricsMessage, type ReadyMessage, type StartMessage, type StopMessage, type TakeMessage, type ToWorker } from './ipc.js';
 
 /** The first wait before a dead worker is replaced; it doubles with each death in a row. */

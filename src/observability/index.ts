@@ -8,7 +8,8 @@ import { getOperationAST, type ExecutionResult, type OperationDefinitionNode } f
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { credentialSecrets } from '../credentials.js';
-import { createLogger, secretValues, yogaLogger, type DestinationStream, type Logger } from '../logger.js';
+import { createLogger, secretValues, type DestinationStream, type Logger } from '../logger.js';
+import { yogaLogger } from './yoga-logger.js';
 import type { UpstreamObserver, UpstreamService } from '../upstream/http.js';
 import { checkReadiness } from './health.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';

@@ -8,7 +8,7 @@
  */
 import cluster from 'node:cluster';
 import { availableCores } from './cluster/cores.js';
-import { clusterMetrics, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
+import { clusterMetrics, onCollectMessage, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, type Config } from './config.js';
 import { createLogger } from './logger.js';
@@ -23,8 +23,8 @@ type Upstreams = Omit<StartMessage, 'type'>;
 
 /** The gateway and its server, loaded where requests are served: a cluster primary never loads them. */
 async function gatewayModules() {
-  const [{ createGateway }, { serve }] = await Promise.all([import('./gateway.js'), import('./server.js')]);
-  return { createGateway, serve };
+  const [{ createGateway }, { serve }, { workerMetrics }] = await Promise.all([import('./gateway.js'), import('./server.js'), import('./observability/metrics.js')]);
+  return { createGateway, serve, workerMetrics };
 }
 
 /** The start-up banner: where everything is. */
@@ -107,7 +107,7 @@ async function worker(): Promise<void> {
   const config = loadConfig();
   const upstreams = await startMessage();
   const log = createLogger(config.logLevel);
-  const { createGateway, serve } = await gatewayModules();
+  const { createGateway, serve, workerMetrics } = await gatewayModules();
   const gateway = createGateway(
     { ...config, petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, emulator: upstreams.emulator },
     {
@@ -118,6 +118,8 @@ async function worker(): Promise<void> {
     },
   );
   const serving = await serve(gateway, config);
+  // The primary sums every worker's metrics for /metrics, this one's included.
+  onCollectMessage(workerMetrics);
   toPrimary({ type: 'gateway:listening', port: serving.port });
   const stop = async (why: string) => {
     await serving.stop(why);
@@ -126,8 +128,8 @@ async function worker(): Promise<void> {
   onStopMessage((cut) => void stop(cut ? 'stop (cut)' : 'stop'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => undefined);
-  // The primary is gone (killed): nothing would restart or stop this worker any more.
-  process.on('disconnect', () => void stop('primary gone'));
+  // When the primary is gone (killed), node:cluster ends this worker at once (its own
+  // 'disconnect' listener calls process.exit): no drain is possible then, nor needed to stop it.
 }
 
 main().catch((error: unknown) => {

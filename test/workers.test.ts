@@ -74,6 +74,27 @@ describe('WORKERS=2 on the embedded emulator', () => {
     expect(metrics).toMatch(/^upstream_requests_total\{service="petstore",operation="getPetById",method="GET",status="200",outcome="ok"\} 6$/m);
   });
 
+  it('answers /metrics at once while a killed worker is being replaced, with the counts of the workers that serve', async () => {
+    const { url, output, requestLines } = await startCluster();
+    for (let index = 0; index < 6; index += 1) await query(url);
+    await expect.poll(() => requestLines().length, { timeout: 3000 }).toBe(6);
+    const [victim, survivor] = [...new Set(requestLines().map((line) => line.pid))];
+    const servedBySurvivor = requestLines().filter((line) => line.pid === survivor).length;
+    process.kill(victim as number, 'SIGKILL');
+    await waitFor(output, new RegExp(`"msg":"worker ${victim} exited`));
+    // Its replacement is forked after 100 ms and takes a second or more to build its gateway.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(output()).not.toMatch(/"msg":"worker \d+ is serving"/);
+    const asked = performance.now();
+
+    const response = await fetch(url.replace('/graphql', '/metrics'), { headers: { connection: 'close' } });
+
+    expect(response.status).toBe(200);
+    expect(performance.now() - asked).toBeLessThan(1000);
+    // A dead worker's counts go with it: Prometheus reads the drop as a counter reset.
+    expect(await response.text()).toMatch(new RegExp(`^graphql_operations_total\\{operation_name="anonymous",operation_type="query",result="success"\\} ${servedBySurvivor}$`, 'm'));
+  });
+
   it('keeps a rate limit exact across workers: the 6th request of a minute is refused, whichever worker gets it', async () => {
     const { url, requestLines } = await startCluster({ RATE_LIMIT_PER_MINUTE: '5' });
 

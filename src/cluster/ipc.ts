@@ -4,6 +4,7 @@
  * (starting the embedded emulator when it is used) and holds what must be exact across
  * workers: the rate-limit buckets, and the sum of the workers' metrics.
  */
+import type { MetricsJson } from '../observability/metrics.js';
 import type { BucketRule, RateLimitStore, Take } from '../security/rate-limit-store.js';
 
 /** Primary → worker: build the gateway on these upstreams and listen. */
@@ -22,9 +23,13 @@ export type TakenMessage = { type: 'gateway:taken'; id: number; take: Take };
 export type MetricsMessage = { type: 'gateway:metrics'; id: number };
 /** Primary → worker: the summed metrics, in the text exposition format (or why not). */
 export type MetricsAnswer = { type: 'gateway:metrics-answer'; id: number; text?: string; error?: string };
+/** Primary → worker: this worker's own metrics, for a sum. */
+export type CollectMessage = { type: 'gateway:collect'; id: number };
+/** Worker → primary: its own metrics, as prom-client's JSON (or why not). */
+export type CollectedMessage = { type: 'gateway:collected'; id: number; metrics?: MetricsJson[]; error?: string };
 
-export type ToWorker = StartMessage | StopMessage | TakenMessage | MetricsAnswer;
-export type ToPrimary = ReadyMessage | ListeningMessage | TakeMessage | MetricsMessage;
+export type ToWorker = StartMessage | StopMessage | TakenMessage | MetricsAnswer | CollectMessage;
+export type ToPrimary = ReadyMessage | ListeningMessage | TakeMessage | MetricsMessage | CollectedMessage;
 
 function isMessage<T extends { type: string }>(value: unknown, type: T['type']): value is T {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === type;
@@ -54,6 +59,18 @@ export function startMessage(): Promise<StartMessage> {
 export function onStopMessage(handler: (cut: boolean) => void): void {
   process.on('message', (message: unknown) => {
     if (isMessage<StopMessage>(message, 'gateway:stop')) handler(message.cut);
+  });
+}
+
+/** Answers the primary's requests for this worker's own metrics with `collect()`. */
+export function onCollectMessage(collect: () => Promise<MetricsJson[]>): void {
+  process.on('message', (message: unknown) => {
+    if (!isMessage<CollectMessage>(message, 'gateway:collect')) return;
+    const { id } = message;
+    collect().then(
+      (metrics) => toPrimary({ type: 'gateway:collected', id, metrics }),
+      (error: unknown) => toPrimary({ type: 'gateway:collected', id, error: error instanceof Error ? error.message : String(error) }),
+    );
   });
 }
 

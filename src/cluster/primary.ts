@@ -7,8 +7,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from '../logger.js';
+import type { MetricsJson } from '../observability/metrics.js';
 import { createMemoryRateLimitStore } from '../security/rate-limit-store.js';
-import { isMessage, type ListeningMessage, type MetricsMessage, type ReadyMessage, type StartMessage, type StopMessage, type TakeMessage, type ToWorker } from './ipc.js';
+import { isMessage, type CollectedMessage, type ListeningMessage, type MetricsMessage, type ReadyMessage, type StartMessage, type StopMessage, type TakeMessage, type ToWorker } from './ipc.js';
 
 /** The first wait before a dead worker is replaced; it doubles with each death in a row. */
 export const RESTART_DELAY_MS = 100;
@@ -16,6 +17,11 @@ export const RESTART_DELAY_MS = 100;
 export const RESTART_DELAY_MAX_MS = 10_000;
 /** A worker that lived this long resets the back-off: its death was not part of a crash loop. */
 const STABLE_AFTER_MS = 10_000;
+/**
+ * How long the sum for /metrics waits for one worker's metrics. One that does not answer in time
+ * (stuck, or dying) is left out of that scrape rather than failing it.
+ */
+const COLLECT_TIMEOUT_MS = 2000;
 
 /** What the primary is started with. */
 export type PrimaryOptions = {
@@ -34,8 +40,11 @@ export type PrimaryOptions = {
 export function runPrimary(options: PrimaryOptions): void {
   const { log } = options;
   const buckets = createMemoryRateLimitStore();
-  const metrics = new AggregatorRegistry();
   const started = new Map<Worker, number>();
+  // The workers that listen: a worker still starting has no metrics yet, and would not answer.
+  const serving = new Set<Worker>();
+  const collecting = new Map<number, (worker: Worker, message: CollectedMessage) => void>();
+  let collections = 0;
   let deathsInARow = 0;
   let listening = 0;
   let stopping = false;
@@ -48,6 +57,34 @@ export function runPrimary(options: PrimaryOptions): void {
     started.set(cluster.fork(), Date.now());
   };
 
+  /** Every serving worker's metrics, summed by prom-client's cluster aggregation. */
+  const sumMetrics = async (): Promise<string> => {
+    const id = (collections += 1);
+    const asked = [...serving].filter((worker) => worker.isConnected());
+    const answered = new Set<Worker>();
+    const metrics: MetricsJson[] = [];
+    await new Promise<void>((resolve) => {
+      if (asked.length === 0) return resolve();
+      const timer = setTimeout(() => {
+        collecting.delete(id);
+        const missing = asked.filter((worker) => !answered.has(worker)).map((worker) => worker.process.pid ?? '?');
+        log.warn({ workers: missing }, `/metrics without worker(s) ${missing.join(', ')}: no answer within ${COLLECT_TIMEOUT_MS} ms`);
+        resolve();
+      }, COLLECT_TIMEOUT_MS);
+      collecting.set(id, (worker, message) => {
+        answered.add(worker);
+        if (message.metrics) metrics.push(...message.metrics);
+        else log.warn({ worker: worker.process.pid }, `/metrics without worker ${worker.process.pid ?? '?'}: ${message.error ?? 'no metrics'}`);
+        if (answered.size < asked.length) return;
+        clearTimeout(timer);
+        collecting.delete(id);
+        resolve();
+      });
+      for (const worker of asked) send(worker, { type: 'gateway:collect', id });
+    });
+    return AggregatorRegistry.aggregate(metrics).metrics();
+  };
+
   cluster.on('message', (worker, message: unknown) => {
     if (isMessage<ReadyMessage>(message, 'gateway:ready')) {
       send(worker, { type: 'gateway:start', ...options.upstreams });
@@ -56,11 +93,14 @@ export function runPrimary(options: PrimaryOptions): void {
         send(worker, { type: 'gateway:taken', id: message.id, take }),
       );
     } else if (isMessage<MetricsMessage>(message, 'gateway:metrics')) {
-      metrics.clusterMetrics().then(
+      sumMetrics().then(
         (text) => send(worker, { type: 'gateway:metrics-answer', id: message.id, text }),
         (error: unknown) => send(worker, { type: 'gateway:metrics-answer', id: message.id, error: error instanceof Error ? error.message : 'failed' }),
       );
+    } else if (isMessage<CollectedMessage>(message, 'gateway:collected')) {
+      collecting.get(message.id)?.(worker, message);
     } else if (isMessage<ListeningMessage>(message, 'gateway:listening')) {
+      serving.add(worker);
       // Ready once every worker is: before that, all connections would land on the first ones.
       listening += 1;
       if (listening === options.workers) options.onListening(message.port);
@@ -71,6 +111,7 @@ export function runPrimary(options: PrimaryOptions): void {
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (started.get(worker) ?? Date.now());
     started.delete(worker);
+    serving.delete(worker);
     if (stopping) {
       if (started.size === 0) void options.onStopped().finally(() => process.exit(0));
       return;

@@ -5,7 +5,7 @@
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
 import type { OperationRecord } from './request-context.js';
 
@@ -51,6 +51,20 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
+/** A registry's metrics as prom-client's JSON, the form its cluster aggregation sums. */
+export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+let workerRegistries: Registry[] = [];
+
+/**
+ * This cluster worker's metrics, for the primary to sum with the other workers' (prom-client's
+ * `AggregatorRegistry.aggregate`): its gateway's registry and the process one. Empty until the
+ * gateway is built.
+ */
+export function workerMetrics(): Promise<MetricsJson[]> {
+  return Promise.all(workerRegistries.map((registry) => registry.getMetricsAsJSON()));
+}
+
 /**
  * A metric's labelled children by their label values. The label values come from a bounded set
  * (service, operation, method, status, outcome; operation names capped at {@link MAX_OPERATION_NAMES}).
@@ -71,15 +85,12 @@ function labelled<T>(child: (...values: string[]) => T): (...values: string[]) =
 /**
  * Creates the metrics of one gateway, in a registry of its own. In a cluster worker,
  * `clusterMetrics` gives the text of every worker's metrics summed by the primary (prom-client's
- * cluster aggregation, which asks each worker for this registry and the process one).
+ * cluster aggregation over what {@link workerMetrics} gives in each worker).
  */
 export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
   const registry = new Registry();
-  if (clusterMetrics) {
-    AggregatorRegistry.setRegistries([registry, processMetrics()]);
-    // Constructed in a worker, it answers the primary's requests for this worker's metrics.
-    new AggregatorRegistry();
-  }
+  // In a cluster worker, what the primary collects from this process and sums (workerMetrics).
+  if (clusterMetrics) workerRegistries = [registry, processMetrics()];
   const registers = [registry];
   const operations = new Counter({
     name: 'graphql_operations_total',

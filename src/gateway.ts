@@ -2,14 +2,15 @@
  * The gateway: a yoga instance wired to the upstream areas. It never listens (`main.ts` does),
  * so tests build their own.
  */
-import { createYoga, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { upstreamTimeouts, type Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { responseCachePlugins } from './cache/response-cache.js';
 import { maskError } from './errors.js';
 import { createHttpHandler, type HttpHandler } from './http/lane.js';
 import { graphiqlOptions } from './graphiql.js';
-import { createObservability, type ObservabilityDependencies } from './observability/index.js';
+import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
+import type { RequestScope } from './observability/request-context.js';
 import { createSchema } from './schema.js';
 import { createSecurity } from './security/index.js';
 import type { UpstreamCallBudget } from './security/fan-out.js';
@@ -38,7 +39,7 @@ export type Gateway = {
 };
 
 /** The options of one area's upstream client: its own timeouts, the shared pool size, cap, retry policy and call sharing. */
-function clientOptions(config: GatewayConfig, service: UpstreamService, logger: YogaLogger): UpstreamClientOptions {
+function clientOptions(config: GatewayConfig, service: UpstreamService, observability: Observability): UpstreamClientOptions {
   const timeouts = upstreamTimeouts(config, service);
   return {
     baseUrl: service === 'petstore' ? config.petstoreUrl : config.plantsUrl,
@@ -53,7 +54,9 @@ function clientOptions(config: GatewayConfig, service: UpstreamService, logger: 
     retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
     // Identical GETs in flight at the same time, from any requests, share one call (UPSTREAM_DEDUPE).
     dedupe: config.upstreamDedupe,
-    onRetry: ({ operation, retry, delayMs, reason }) => logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
+    onRetry: ({ operation, retry, delayMs, reason, scope }) =>
+      observability.lane.logging(scope?.request, () => observability.logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`)),
+    observer: observability.observeUpstream,
   };
 }
 
@@ -77,12 +80,13 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const observability = createObservability(config, dependencies);
   const logging = observability.logger;
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
-  const petstoreClient = createClient('petstore', { ...clientOptions(config, 'petstore', logging), observer: observability.observeUpstream });
-  const plantsClient = createClient('plants', { ...clientOptions(config, 'plants', logging), observer: observability.observeUpstream });
+  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability));
+  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability));
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
-  const upstreamsFor = (budget: UpstreamCallBudget): Upstreams => ({
-    petstore: createPetstoreApi(budget.limit(petstoreClient), { bodyFormat: config.petstoreBodyFormat, accept: config.petstoreAccept }),
-    plants: createPlantsApi(budget.limit(plantsClient)),
+  // The lane names the request each operation is for; yoga's requests find theirs ambient.
+  const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
+    petstore: createPetstoreApi(budget.limit(petstoreClient, scope), { bodyFormat: config.petstoreBodyFormat, accept: config.petstoreAccept }),
+    plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
 
   const schema = security.schema(createSchema());
@@ -115,7 +119,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const handler = createHttpHandler({
     yoga,
     schema,
-    context: (headers) => createContext({ headers }, upstreamsFor(security.budget())),
+    context: (headers, scope) => createContext({ headers }, upstreamsFor(security.budget(), scope)),
     maskError,
     logMasked: (error) => logging.error(error),
     debug: (message) => logging.debug(message),

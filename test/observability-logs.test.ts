@@ -119,6 +119,30 @@ describe('the request id', () => {
     expect(emulator.requests[0]?.headers['x-request-id']).toBe(id);
   });
 
+  it('keeps each request’s upstream calls its own when requests the lane serves and requests yoga serves overlap', async () => {
+    gateway = await serveObserved(emulator, { batchMaxOperations: 2 });
+
+    // A plain query takes the gateway's own lane (its request passed explicitly); a batch takes
+    // yoga's path (its request found ambient). Several of each, all in flight together.
+    await Promise.all(
+      [1, 2, 3].flatMap((n) => [
+        post({ query: `{ order(id: ${n}) { id } }` }, { 'x-request-id': `lane-${n}` }),
+        post([{ query: `{ user(username: "user${n}") { username } }` }], { 'x-request-id': `yoga-${n}` }),
+      ]),
+    );
+
+    const lines = new Map(gateway.requestLines().map((line) => [line['requestId'], line]));
+    for (const n of [1, 2, 3]) {
+      expect(lines.get(`lane-${n}`)?.['upstream']).toEqual([expect.objectContaining({ operation: 'getOrderById', status: 200 })]);
+      expect(lines.get(`yoga-${n}`)?.['upstream']).toEqual([expect.objectContaining({ operation: 'getUserByName', status: 200 })]);
+    }
+    const sent = emulator.requests.map((request) => [request.path, request.headers['x-request-id']]);
+    expect(sent).toEqual(
+      expect.arrayContaining([1, 2, 3].flatMap((n) => [[`/api/v3/store/order/${n}`, `lane-${n}`], [`/api/v3/user/user${n}`, `yoga-${n}`]])),
+    );
+    expect(sent).toHaveLength(6);
+  });
+
   it('replaces one a log could be forged with (quotes, spaces, too long)', async () => {
     gateway = await serveObserved(emulator);
 

@@ -20,7 +20,7 @@ import type { YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
 import { secretValues } from '../logger.js';
 import type { RequestObservations } from '../observability/index.js';
-import { runInOperation, runInRequest, type RequestRecord } from '../observability/request-context.js';
+import type { RequestRecord, RequestScope } from '../observability/request-context.js';
 import { clientAddress, rateLimitMessage, type RateLimiter } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/index.js';
@@ -34,8 +34,8 @@ export type LaneOptions = {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
   /** the executable schema yoga serves (with the gateway's wrappers) */
   schema: GraphQLSchema;
-  /** the context of one operation, from the request's headers */
-  context(headers: HeaderReader): GraphQLContext | Promise<GraphQLContext>;
+  /** the context of one operation, from the request's headers; its upstream calls are made for `scope` */
+  context(headers: HeaderReader, scope: RequestScope): GraphQLContext | Promise<GraphQLContext>;
   /** yoga's `maskedErrors.maskError` */
   maskError(error: unknown, message: string): Error;
   /** logs an error that was masked (unexpected: with its stack, server-side) */
@@ -154,7 +154,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   }
 
   /** Parses and validates a document through yoga's own parse and validate (its limits, its rules), once. */
-  function prepare(query: string, operationName: string | null | undefined, method: string, headers: HeaderReader): Prepared | undefined {
+  function prepare(record: RequestRecord, query: string, operationName: string | null | undefined, method: string, headers: HeaderReader): Prepared | undefined {
     const enveloped = yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
     let document: DocumentNode;
     try {
@@ -166,7 +166,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     const prepared = { document, secrets: secretValues(undefined, query) };
     if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value as string);
     documents.set(query, prepared);
-    options.debug(`document parsed, validated and kept (${documents.size} kept)`);
+    observe.logging(record, () => options.debug(`document parsed, validated and kept (${documents.size} kept)`));
     return prepared;
   }
 
@@ -183,86 +183,83 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   }
 
   /** Masks unexpected errors and gives every error its final form, as yoga's plugins do. */
-  function finalResult(result: ExecutionResult, secrets: readonly string[]): ExecutionResult {
+  function finalResult(record: RequestRecord, result: ExecutionResult): ExecutionResult {
     if (result.errors === undefined) return result;
     const errors = result.errors.map((error) => {
       const masked = options.maskError(error, 'Unexpected error.');
-      if (masked !== error) options.logMasked(error);
+      if (masked !== error) observe.logging(record, () => options.logMasked(error));
       return masked instanceof GraphQLError ? masked : new GraphQLError(masked.message, { originalError: masked });
     });
-    return redactResult(codeVariableErrors({ ...result, errors }), secrets);
+    return redactResult(codeVariableErrors({ ...result, errors }), record.secrets);
   }
 
   async function serve(request: IncomingMessage, response: ServerResponse, method: 'GET' | 'POST', mediaType: ResultMediaType, queryAt: number): Promise<void> {
     const headers = headerReader(request.headers);
     const path = queryAt < 0 ? (request.url ?? '/') : (request.url ?? '/').slice(0, queryAt);
     const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }));
-    await runInRequest(record, async () => {
-      if (options.rateLimiter) {
-        const address = clientAddress(request.socket.remoteAddress ?? 'unknown', headers.get('x-forwarded-for'), options.trustProxyHops);
-        const refusal = await options.rateLimiter.check(address, headers);
-        if (refusal) {
-          // Refused before the body is read, with no error object built: a refusal costs less than an answer.
-          request.resume();
-          observe.refused(record, 'RATE_LIMITED');
-          const message = JSON.stringify(rateLimitMessage(refusal));
-          send(response, record, 429, mediaType, `{"errors":[{"message":${message},"extensions":{"code":"RATE_LIMITED"}}]}`, {
-            'retry-after': String(refusal.retryAfterSeconds),
-          });
-          return;
-        }
+    if (options.rateLimiter) {
+      const address = clientAddress(request.socket.remoteAddress ?? 'unknown', headers.get('x-forwarded-for'), options.trustProxyHops);
+      const refusal = await options.rateLimiter.check(address, headers);
+      if (refusal) {
+        // Refused before the body is read, with no error object built: a refusal costs less than an answer.
+        request.resume();
+        observe.refused(record, 'RATE_LIMITED');
+        const message = JSON.stringify(rateLimitMessage(refusal));
+        send(response, record, 429, mediaType, `{"errors":[{"message":${message},"extensions":{"code":"RATE_LIMITED"}}]}`, {
+          'retry-after': String(refusal.retryAfterSeconds),
+        });
+        return;
       }
-      let body: string | undefined;
-      let parsed: unknown;
-      if (method === 'POST') {
-        const read = await readBody(request, options.maxBodyBytes);
-        // Too large, or not UTF-8: yoga's plugins refuse it, from the bytes read.
-        if (typeof read !== 'string') return void (await readToYoga(request, response, read));
-        body = read;
-        try {
-          parsed = JSON.parse(body);
-        } catch {
-          parsed = undefined;
-        }
-      } else {
-        parsed = queryParams((request.url ?? '').slice(queryAt + 1));
-      }
-      const params = laneParams(parsed);
-      const prepared = params && (documents.get(params.query) ?? prepare(params.query, params.operationName, method, headers));
-      const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);
-      const servable = definition && (definition.operation === 'query' || (definition.operation === 'mutation' && method === 'POST'));
-      if (!params || !prepared || !servable) {
-        // Nothing was observed yet but the request itself: yoga observes it again, as its own.
-        return void (await readToYoga(request, response, body));
-      }
-      const operation = observe.beginOperation(record);
-      const variableSecrets = params.variables ? secretValues(params.variables, undefined) : [];
-      observe.paramsRead(record, operation, params, prepared.secrets.length > 0 ? [...prepared.secrets, ...variableSecrets] : variableSecrets);
-      observe.executing(operation, definition);
-      let result: ExecutionResult;
+    }
+    let body: string | undefined;
+    let parsed: unknown;
+    if (method === 'POST') {
+      const read = await readBody(request, options.maxBodyBytes);
+      // Too large, or not UTF-8: yoga's plugins refuse it, from the bytes read.
+      if (typeof read !== 'string') return void (await readToYoga(request, response, read));
+      body = read;
       try {
-        // yoga's own executor: variables are coerced, and refused, exactly as on yoga's path.
-        const executed = await runInOperation(record, operation, async () =>
-          normalizedExecutor({
-            schema: options.schema,
-            document: prepared.document,
-            variableValues: params.variables ?? undefined,
-            operationName: params.operationName ?? undefined,
-            contextValue: await options.context(headers),
-          }),
-        );
-        if (Symbol.asyncIterator in executed) throw new Error('a query or mutation answered with a stream');
-        result = executed;
-      } catch (error) {
-        result = { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.', { originalError: error instanceof Error ? error : undefined })] };
-      } finally {
-        operation.ended = performance.now();
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined;
       }
-      const final = finalResult(result, record.secrets);
-      observe.resultReady(record, final);
-      const { status, headers: extra } = resultStatus(final, mediaType);
-      send(response, record, status, mediaType, resultBody(final), extra);
-    });
+    } else {
+      parsed = queryParams((request.url ?? '').slice(queryAt + 1));
+    }
+    const params = laneParams(parsed);
+    const prepared = params && (documents.get(params.query) ?? prepare(record, params.query, params.operationName, method, headers));
+    const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);
+    const servable = definition && (definition.operation === 'query' || (definition.operation === 'mutation' && method === 'POST'));
+    if (!params || !prepared || !servable) {
+      // Nothing was observed yet but the request itself: yoga observes it again, as its own.
+      return void (await readToYoga(request, response, body));
+    }
+    const operation = observe.beginOperation(record);
+    const variableSecrets = params.variables ? secretValues(params.variables, undefined) : [];
+    observe.paramsRead(record, operation, params, prepared.secrets.length > 0 ? [...prepared.secrets, ...variableSecrets] : variableSecrets);
+    observe.executing(operation, definition);
+    let result: ExecutionResult;
+    try {
+      // yoga's own executor: variables are coerced, and refused, exactly as on yoga's path.
+      const executed = await normalizedExecutor({
+        schema: options.schema,
+        document: prepared.document,
+        variableValues: params.variables ?? undefined,
+        operationName: params.operationName ?? undefined,
+        // Its upstream calls are made for this request and operation: their log, metrics and spans.
+        contextValue: await options.context(headers, { request: record, operation }),
+      });
+      if (Symbol.asyncIterator in executed) throw new Error('a query or mutation answered with a stream');
+      result = executed;
+    } catch (error) {
+      result = { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.', { originalError: error instanceof Error ? error : undefined })] };
+    } finally {
+      operation.ended = performance.now();
+    }
+    const final = finalResult(record, result);
+    observe.resultReady(record, final);
+    const { status, headers: extra } = resultStatus(final, mediaType);
+    send(response, record, status, mediaType, resultBody(final), extra);
   }
 
   return (request, response) => {

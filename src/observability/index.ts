@@ -14,7 +14,7 @@ import type { UpstreamObserver, UpstreamService } from '../upstream/http.js';
 import { checkReadiness } from './health.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
 import { createMetrics } from './metrics.js';
-import { currentOperation, currentRequest, requestIdFrom, runInOperation, runInRequest, type OperationRecord, type RequestRecord, type UpstreamCallRecord } from './request-context.js';
+import { ambientScope, duringRequest, requestIdFrom, runInOperation, runInRequest, type OperationRecord, type RequestRecord, type UpstreamCallRecord } from './request-context.js';
 import { requestLogLine } from './request-log.js';
 import { createTracing, endOperationSpan, nameOperationSpan, type TracingConfig, type TracingDependencies } from './tracing.js';
 
@@ -64,6 +64,8 @@ export type RequestObservations = {
   resultReady(request: RequestRecord, result: unknown): void;
   refused(request: RequestRecord, code: string): void;
   responseReady(request: RequestRecord, status: number): void;
+  /** writes log lines (synchronously, in `write`) as lines of `request`: with its id, its secrets redacted */
+  logging(request: RequestRecord | undefined, write: () => void): void;
 };
 
 /** GraphQL names only: anything else a client puts in `operationName` stays out of metrics and logs. */
@@ -163,8 +165,7 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     const line = requestLogLine(request, status);
     // Probes come every few seconds; they are only worth a line when debugging.
     const probe = request.method === 'GET' && (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
-    if (probe) log.debug(line.fields, line.message);
-    else log.info(line.fields, line.message);
+    duringRequest(request, () => (probe ? log.debug(line.fields, line.message) : log.info(line.fields, line.message)));
   };
 
   const plugin: Plugin = {
@@ -174,7 +175,7 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
         return runInRequest(record, wrapped);
       },
       operation(_payload, wrapped) {
-        const request = currentRequest();
+        const request = ambientScope()?.request;
         if (request === undefined) return wrapped();
         const operation = beginOperation(request);
         return (async () => {
@@ -202,21 +203,20 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
       }
     },
     onParams({ params }) {
-      const request = currentRequest();
-      const operation = currentOperation();
-      if (request === undefined || operation === undefined) return;
-      paramsRead(request, operation, params, secretValues(params.variables, params.query));
+      const scope = ambientScope();
+      if (scope?.operation === undefined) return;
+      paramsRead(scope.request, scope.operation, params, secretValues(params.variables, params.query));
     },
     onExecute({ args }) {
-      const operation = currentOperation();
+      const operation = ambientScope()?.operation;
       if (operation !== undefined) executing(operation, getOperationAST(args.document, args.operationName));
     },
     onResultProcess({ result }) {
-      const request = currentRequest();
+      const request = ambientScope()?.request;
       if (request !== undefined) resultReady(request, result);
     },
     onResponse({ response }) {
-      const request = currentRequest();
+      const request = ambientScope()?.request;
       if (request === undefined) return;
       response.headers.set('x-request-id', request.id);
       responseReady(request, response.status);
@@ -224,8 +224,10 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
   };
 
   const observeUpstream: UpstreamObserver = (call) => {
-    const request = currentRequest();
-    const span = tracing?.startUpstreamCall(currentOperation()?.span, { ...call, baseUrl: baseUrls[call.service] });
+    // The lane's calls carry their request; those of requests yoga serves find it ambient.
+    const scope = call.scope ?? ambientScope();
+    const request = scope?.request;
+    const span = tracing?.startUpstreamCall(scope?.operation?.span, { service: call.service, operation: call.operation, method: call.method, baseUrl: baseUrls[call.service] });
     if (call.shared) {
       // Counted as it joins. Its span is the wait for the call it joined; the upstream sees only that one.
       metrics?.observeSharedCall(call);
@@ -233,7 +235,7 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     }
     // Recorded at its start: an answer can be sent while a call is still in flight (a failed
     // non-null field ends the operation at once), and the log line then shows it unfinished.
-    const record: UpstreamCallRecord = { ...call };
+    const record: UpstreamCallRecord = { service: call.service, operation: call.operation, method: call.method, ...(call.shared ? { shared: true } : {}) };
     request?.upstream.push(record);
     return {
       headers: { ...(request ? { 'x-request-id': request.id } : {}), ...(span && tracing ? tracing.headersFor(span) : {}) },
@@ -250,7 +252,7 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     log,
     plugin,
     observeUpstream,
-    lane: { beginRequest, beginOperation, paramsRead, executing, resultReady, refused, responseReady },
+    lane: { beginRequest, beginOperation, paramsRead, executing, resultReady, refused, responseReady, logging: duringRequest },
     close: async () => tracing?.shutdown(),
   };
 }

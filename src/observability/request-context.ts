@@ -1,8 +1,14 @@
 /**
- * What is known about the request being served, wherever the code runs in it: its id, its
- * operations and the upstream calls they made. The upstream client is shared by all requests,
- * so an upstream call finds its request here (AsyncLocalStorage) rather than through every
- * function's arguments. Only `src/observability/` and the log read it.
+ * What is known about the request being served: its id, its operations and the upstream calls
+ * they made, and how code that runs for a request finds it.
+ *
+ * The gateway's own lane (src/http/) passes it explicitly: each operation's upstream clients
+ * carry its {@link RequestScope}, and its log lines are written {@link duringRequest}. Requests
+ * that yoga serves find it through an AsyncLocalStorage instead, because yoga's own code logs
+ * without knowing the request. That storage is turned off whenever no such request is in
+ * flight: on Node 20 an enabled AsyncLocalStorage runs a hook for every promise the process
+ * makes, which was a fifth of the CPU of a lane request. Only `src/observability/` and the log
+ * read this module.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
@@ -62,28 +68,58 @@ export type RequestRecord = {
   traceParent?: Context;
 };
 
-type Scope = { request: RequestRecord; operation?: OperationRecord };
+/** The request, and the operation of it, that code runs for. */
+export type RequestScope = { readonly request: RequestRecord; readonly operation?: OperationRecord };
 
-const storage = new AsyncLocalStorage<Scope>();
+const storage = new AsyncLocalStorage<RequestScope>();
+/** Requests yoga is serving: the storage is on while there is one. */
+let ambientRequests = 0;
+/** The request whose log lines are being written, synchronously (see {@link duringRequest}). */
+let writing: RequestRecord | undefined;
 
-/** Runs `fn` (the handling of one request) with `request` as the current request. */
-export function runInRequest<T>(request: RequestRecord, fn: () => T): T {
-  return storage.run({ request }, fn);
+/**
+ * Runs `serve` (yoga's handling of one request) with `request` as the ambient request: code that
+ * runs for it, yoga's included, finds it with {@link currentRequest}.
+ */
+export async function runInRequest(request: RequestRecord, serve: () => Promise<void> | void): Promise<void> {
+  ambientRequests += 1;
+  try {
+    await storage.run({ request }, serve);
+  } finally {
+    ambientRequests -= 1;
+    // No request needs it any more: off, so that the lane's promises run without its hook.
+    if (ambientRequests === 0) storage.disable();
+  }
 }
 
-/** Runs `fn` (one operation of the current request) with `operation` as the current operation. */
-export function runInOperation<T>(request: RequestRecord, operation: OperationRecord, fn: () => T): T {
-  return storage.run({ request, operation }, fn);
+/** Runs `execute` (one operation of an ambient request) with `operation` as its current operation. */
+export function runInOperation<T>(request: RequestRecord, operation: OperationRecord, execute: () => T): T {
+  return storage.run({ request, operation }, execute);
 }
 
-/** The request being served, if any. */
+/**
+ * Runs `write`, which writes log lines synchronously, as lines of `request`: they carry its id
+ * and have its secrets redacted. Without a request, the ambient one (if any) is theirs.
+ */
+export function duringRequest(request: RequestRecord | undefined, write: () => void): void {
+  if (request === undefined) return write();
+  const outer = writing;
+  writing = request;
+  try {
+    write();
+  } finally {
+    writing = outer;
+  }
+}
+
+/** The request yoga is serving, and the operation being executed, where code runs for one. */
+export function ambientScope(): RequestScope | undefined {
+  return storage.getStore();
+}
+
+/** The request a log line being written belongs to: the one written for, or the ambient one. */
 export function currentRequest(): RequestRecord | undefined {
-  return storage.getStore()?.request;
-}
-
-/** The operation being executed, if any. */
-export function currentOperation(): OperationRecord | undefined {
-  return storage.getStore()?.operation;
+  return writing ?? storage.getStore()?.request;
 }
 
 /**

@@ -7,6 +7,7 @@
  * operation, and a refusal tells the caller exactly that.
  */
 import { GraphQLError } from 'graphql';
+import type { RequestScope } from '../observability/request-context.js';
 import type { UpstreamClient } from '../upstream/http.js';
 
 /** The upstream calls left to one operation. Create one per operation. */
@@ -18,8 +19,11 @@ export class UpstreamCallBudget {
     readonly maxCalls: number,
   ) {}
 
-  /** A client that makes its calls within this budget, and refuses the ones beyond it. */
-  limit(client: UpstreamClient): UpstreamClient {
+  /**
+   * A client that makes its calls within this budget, and refuses the ones beyond it; each call
+   * is made for `scope` (the operation's request, for its log, metrics and spans) when given.
+   */
+  limit(client: UpstreamClient, scope?: RequestScope): UpstreamClient {
     return {
       service: client.service,
       close: () => client.close(),
@@ -32,7 +36,7 @@ export class UpstreamCallBudget {
             }),
           );
         }
-        return client.request(call);
+        return client.request(scope ? { ...call, scope } : call);
       },
     };
   }

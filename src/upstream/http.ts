@@ -8,6 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
+import type { RequestScope } from '../observability/request-context.js';
 import { DecodeError, decodeJson, decodeXml, normalize, type Payload, type Shape } from './codec.js';
 import { createInFlightCalls, type Waiter } from './in-flight.js';
 
@@ -99,6 +100,8 @@ export type UpstreamObserver = (call: {
   method: UpstreamRequest['method'];
   /** true: the call joined an identical one already in flight and sends nothing itself (its watch's headers go nowhere) */
   shared?: boolean;
+  /** the request it is made for, when its caller said (see {@link UpstreamRequest.scope}) */
+  scope?: RequestScope;
 }) => UpstreamCallWatch;
 
 /** One call being watched. */
@@ -131,6 +134,8 @@ export type RetryEvent = {
   delayMs: number;
   /** the failure that caused it: `status 503`, `ECONNREFUSED`, … */
   reason: string;
+  /** the request the call is made for, when its caller said */
+  scope?: RequestScope;
 };
 
 type QueryValue = string | readonly string[] | undefined;
@@ -158,6 +163,11 @@ export type UpstreamRequest = {
    * upstream message that echoes one gets `[redacted]` in its place, like a credential.
    */
   secrets?: readonly string[];
+  /**
+   * The request and operation the call is made for, as observability tracks them: its log
+   * lines, metrics and spans are theirs. Without it, the observer looks for an ambient request.
+   */
+  scope?: RequestScope;
 };
 
 /** A successful (2xx) answer, its body decoded by its own Content-Type. */
@@ -290,7 +300,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     const joined = key === undefined ? undefined : inFlight?.join(key, waiter);
     const made = (headed: UpstreamRequest): Promise<Sent> =>
       key !== undefined && inFlight !== undefined ? inFlight.start(key, sharingScope(call.path), waiter, (shared) => send(headed, shared)) : sendAlone(headed);
-    const watch = options.observer?.({ service, operation: call.operation, method: call.method, ...(joined ? { shared: true } : {}) });
+    const watch = options.observer?.({ service, operation: call.operation, method: call.method, ...(joined ? { shared: true } : {}), scope: call.scope });
     if (watch === undefined) return (await (joined ?? made(call))).response;
     const started = performance.now();
     const end = (outcome: Omit<UpstreamCallOutcome, 'durationMs'>) => watch.end({ ...outcome, durationMs: performance.now() - started });
@@ -338,7 +348,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
       // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
       if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
-      options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason });
+      options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason, ...(call.scope ? { scope: call.scope } : {}) });
       limits.progress.retries = retry + 1;
       limits.progress.retrying = afterRetries(outcome.error, retry);
       await sleep(delayMs);

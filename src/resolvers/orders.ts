@@ -9,13 +9,8 @@ export const orderResolvers: Resolvers = {
   Order: {
     __resolveReference: async (reference, { loaders }) => loaders.orderById.load(int64Arg(reference.id, 'Order.id')),
     id: (order) => order.id ?? incompleteAnswer('petstore', 'Order.id'),
-    petId: (order) => order.petId ?? null,
     // Many orders of one request share their pets' lookups through the loader.
     pet: (order, _, { loaders }) => (order.petId === undefined ? null : loaders.petById.load(order.petId)),
-    quantity: (order) => order.quantity ?? null,
-    shipDate: (order) => order.shipDate ?? null,
-    status: (order) => order.status ?? null,
-    complete: (order) => order.complete ?? null,
   },
   Query: {
     order: (_, { id }, { loaders }) => loaders.orderById.load(int64Arg(id, 'id')),

@@ -27,19 +27,10 @@ export const petResolvers: Resolvers = {
     // bad key fails its own entity, not the whole _entities list.
     __resolveReference: async (reference, { loaders }) => loaders.petById.load(int64Arg(reference.id, 'Pet.id')),
     id: (pet) => pet.id ?? missing('Pet.id'),
-    name: (pet) => pet.name ?? null,
     photoUrls: (pet) => pet.photoUrls ?? [],
-    category: (pet) => pet.category ?? null,
     tags: (pet) => pet.tags ?? [],
     // A status outside the enum (the reference server does not check) reads as null.
     status: (pet) => (isPetStatus(pet.status) ? pet.status : null),
-  },
-  Category: { id: (category) => category.id ?? null, name: (category) => category.name ?? null },
-  Tag: { id: (tag) => tag.id ?? null, name: (tag) => tag.name ?? null },
-  ApiResponse: {
-    code: (response) => response.code ?? null,
-    type: (response) => response.type ?? null,
-    message: (response) => response.message ?? null,
   },
 
   Query: {

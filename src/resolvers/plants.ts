@@ -8,7 +8,6 @@ import { int64Arg } from './inputs.js';
 export const plantResolvers: Resolvers = {
   Plant: {
     name: (plant) => plant.name ?? incompleteAnswer('plants', 'Plant.name'),
-    tag: (plant) => plant.tag ?? null,
   },
   Mutation: {
     createPlant: (_, { input }, { plants, credentials }) =>

@@ -9,13 +9,7 @@ import { keyArg, userPayload } from './inputs.js';
 export const userResolvers: Resolvers = {
   User: {
     __resolveReference: async (reference, { loaders }) => loaders.userByName.load(keyArg(reference.username, 'User.username')),
-    id: (user) => user.id ?? null,
     username: (user) => user.username ?? incompleteAnswer('petstore', 'User.username'),
-    firstName: (user) => user.firstName ?? null,
-    lastName: (user) => user.lastName ?? null,
-    email: (user) => user.email ?? null,
-    phone: (user) => user.phone ?? null,
-    userStatus: (user) => user.userStatus ?? null,
   },
   Query: {
     user: (_, { username }, { loaders }) => loaders.userByName.load(keyArg(username, 'username')),

@@ -5,144 +5,38 @@
  */
 import { parseArgs } from 'node:util';
 import type { BodyFormat } from './upstream/codec.js';
+import type { UpstreamClientOptions, UpstreamService } from './upstream/http.js';
 
-/** The gateway's configuration. */
-export type Config = Readonly<{
-  /** interface to listen on. @default '0.0.0.0' */
-  host: string;
-  /** port to listen on (0 picks a free one). @default 4000 */
-  port: number;
-  /** pet store base URL (ends in /api/v3); undefined runs the embedded emulator */
-  petstoreUrl: string | undefined;
-  /** plant area base URL; undefined runs the embedded emulator */
-  plantsUrl: string | undefined;
-  /**
-   * true: run the embedded emulator whatever the URLs say; false: never. Unset: run it when
-   * neither URL is set and NODE_ENV is not production (in production that is a start error).
-   */
-  emulator: boolean | undefined;
-  /** processes serving requests: a number, or 'auto' for the cores the process may use (CPU quota included). @default 1, 'auto' when NODE_ENV=production */
-  workers: number | 'auto';
-  /** identical upstream GETs in flight at the same time share one call. @default true */
-  upstreamDedupe: boolean;
-  /** body format of the pet store's (J/X/F) operations. @default 'json' */
-  petstoreBodyFormat: BodyFormat;
-  /** response format asked of the pet store. @default 'json' */
-  petstoreAccept: 'json' | 'xml';
-  /** deadline of one upstream call, connect to last byte, retries included, in milliseconds. @default 10000 */
-  upstreamTimeoutMs: number;
-  /** time to establish a connection to an upstream; unset: the call's deadline */
-  upstreamConnectTimeoutMs: number | undefined;
-  /** time from sending a request to an upstream's response headers; unset: the call's deadline */
-  upstreamHeadersTimeoutMs: number | undefined;
-  /** time from an upstream's response headers to its last body byte; unset: the call's deadline */
-  upstreamBodyTimeoutMs: number | undefined;
-  /** the pet store's call deadline; unset: upstreamTimeoutMs */
-  petstoreTimeoutMs: number | undefined;
-  /** the pet store's connect timeout; unset: upstreamConnectTimeoutMs */
-  petstoreConnectTimeoutMs: number | undefined;
-  /** the pet store's headers timeout; unset: upstreamHeadersTimeoutMs */
-  petstoreHeadersTimeoutMs: number | undefined;
-  /** the pet store's whole-body timeout; unset: upstreamBodyTimeoutMs */
-  petstoreBodyTimeoutMs: number | undefined;
-  /** the plant area's call deadline; unset: upstreamTimeoutMs */
-  plantsTimeoutMs: number | undefined;
-  /** the plant area's connect timeout; unset: upstreamConnectTimeoutMs */
-  plantsConnectTimeoutMs: number | undefined;
-  /** the plant area's headers timeout; unset: upstreamHeadersTimeoutMs */
-  plantsHeadersTimeoutMs: number | undefined;
-  /** the plant area's whole-body timeout; unset: upstreamBodyTimeoutMs */
-  plantsBodyTimeoutMs: number | undefined;
-  /** retries of an upstream GET after a connection error or a 502/503/504 (never of a POST, PUT or DELETE). @default 2 */
-  upstreamRetries: number;
-  /** wait before the first retry, doubled for each further one and jittered, in milliseconds. @default 50 */
-  upstreamRetryBackoffMs: number;
-  /** longest wait before one retry, in milliseconds. @default 1000 */
-  upstreamRetryBackoffMaxMs: number;
-  /** parallel connections (and so parallel calls) per upstream. @default 32 */
-  upstreamConnections: number;
-  /** largest upstream response body, in bytes. @default 10485760 */
-  upstreamMaxResponseBytes: number;
-  /** largest uploaded file, in bytes. @default 10485760 */
-  uploadMaxBytes: number;
-  /** serve GraphiQL on GET /graphql from a browser. @default true, false when NODE_ENV=production */
-  graphiql: boolean;
-  /** least severe log level written. @default 'info' */
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
-  /** serve Prometheus metrics at GET /metrics. @default true */
-  metrics: boolean;
-  /** how long /readiness waits for each upstream to answer, in milliseconds. @default 2000 */
-  readinessTimeoutMs: number;
-  /** OTEL_SDK_DISABLED: true turns tracing off whatever the other OTEL_* variables say. @default false */
-  otelSdkDisabled: boolean;
-  /** OTEL_TRACES_EXPORTER: otlp, console or none; unset: otlp when an OTLP endpoint is set, else none (tracing off) */
-  otelTracesExporter: 'otlp' | 'console' | 'none' | undefined;
-  /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (traces go to {it}/v1/traces); unset: http://localhost:4318 */
-  otlpEndpointUrl: string | undefined;
-  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the full URL traces are sent to; wins over OTEL_EXPORTER_OTLP_ENDPOINT */
-  otlpTracesEndpointUrl: string | undefined;
-  /** OTEL_SERVICE_NAME: `service.name` of the spans. @default 'petstore-graphql-gateway' */
-  otelServiceName: string;
-  /** OTEL_TRACES_SAMPLER: which operations are traced. @default 'parentbased_always_on' */
-  otelTracesSampler: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
-  /** OTEL_TRACES_SAMPLER_ARG: the ratio of the *traceidratio samplers, from 0 to 1. @default 1 */
-  otelTracesSamplerArg: number;
-  /** on SIGTERM/SIGINT, how long in-flight requests may take to finish before their connections are cut, in milliseconds. @default 10000 */
-  shutdownGraceMs: number;
-  /** NODE_ENV: `production` switches the defaults of INTROSPECTION and GRAPHIQL to false. @default 'development' */
-  nodeEnv: string;
-  /** answer introspection (`__schema`, `__type`) and the federation SDL (`_service`). @default true, false when NODE_ENV=production */
-  introspection: boolean;
-  /** largest request body that is not a multipart upload, in bytes. @default 1048576 */
-  requestMaxBytes: number;
-  /** most operations in one batched request (a JSON array body); 0 turns batching off. @default 0 */
-  batchMaxOperations: number;
-  /** deepest nesting of fields in an operation. @default 10 */
-  queryMaxDepth: number;
-  /** most aliases in an operation. @default 50 */
-  queryMaxAliases: number;
-  /** most tokens in a document. @default 2000 */
-  queryMaxTokens: number;
-  /** most directives in an operation. @default 20 */
-  queryMaxDirectives: number;
-  /** highest estimated cost of an operation (graphql-armor's cost limit). @default 1000 */
-  queryMaxCost: number;
-  /** most items in one list argument (`pets(ids)`, `createUsers(input)`, ...). @default 100 */
-  listArgumentMaxItems: number;
-  /** most upstream calls one operation makes; further calls fail with UPSTREAM_FANOUT_LIMIT. @default 200 */
-  upstreamMaxCallsPerOperation: number;
-  /** requests per minute of one client (its credential, else its address); 0: no limit. @default 0 */
-  rateLimitPerMinute: number;
-  /** requests per minute from one address whatever credentials they carry; 0: no limit. @default 0 */
-  rateLimitAddressPerMinute: number;
-  /** proxies in front of the gateway whose X-Forwarded-For entry is trusted for the client address. @default 0 */
-  trustProxyHops: number;
-  /** require a CSRF header on requests a browser can send cross-site without a preflight. @default true */
-  csrfPrevention: boolean;
-  /** origins whose pages may call the gateway (CORS), or `*`; unset: no CORS headers (same origin only) */
-  corsOrigins: readonly string[] | undefined;
-  /** path of a trusted documents manifest (hash → document); set: only those documents run */
-  trustedDocuments: string | undefined;
-  /** how long an answer of a query is served from the response cache, in milliseconds; 0 turns the cache off. @default 0 */
-  responseCacheTtlMs: number;
-  /** other lifetimes for answers holding a type or field, as `Type=ms` or `Type.field=ms` entries (e.g. `Inventory=1000`); unset: RESPONSE_CACHE_TTL_MS for all */
-  responseCacheTtlPerType: readonly string[] | undefined;
-}>;
+/**
+ * One setting, described once: the field it fills, its environment variable (its flag is derived
+ * from it: `PETSTORE_URL` → `--petstore-url`, see {@link flagName}), its parser, its default and
+ * its meaning (the text of `--help`). The type of each field of {@link Config} is derived from
+ * its parser, and is `| undefined` exactly when the setting has no default.
+ */
+type Setting = {
+  /** the field of the values read */
+  key: string;
+  /** the environment variable; the flag is its {@link flagName} */
+  env: string;
+  /** the value when nothing is set, as it would be written in the variable; undefined: unset */
+  default: string | undefined;
+  /** the default when NODE_ENV=production, where it differs */
+  productionDefault?: string;
+  /** what it means, for `--help` */
+  description: string;
+  /** reads a set value; throws a ConfigError naming `env` when it is malformed or out of range */
+  parse: (raw: string, env: string) => unknown;
+};
+
+/** The values a table of settings gives: each setting's field, typed by its parser (`| undefined` when it has no default). */
+type SettingValues<T extends readonly Setting[]> = {
+  readonly [S in T[number] as S['key']]: S extends { default: string } ? ReturnType<S['parse']> : ReturnType<S['parse']> | undefined;
+};
 
 /** A setting that is missing its pair, malformed or out of range. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
-
-type Setting<C, K extends keyof C> = {
-  key: K;
-  env: string;
-  default: string | undefined;
-  /** the default when NODE_ENV=production, where it differs */
-  productionDefault?: string;
-  description: string;
-  parse: (raw: string, env: string) => C[K];
-};
 
 const integer = (min: number, max: number) => (raw: string, env: string) => {
   const value = Number(raw);
@@ -201,7 +95,7 @@ const origins = (raw: string, env: string): readonly string[] => {
   return Object.freeze(list);
 };
 
-/** Every setting, with its variable, default and meaning (also the source of `--help`). */
+/** Every setting of the gateway, each described once: its field, variable (and so flag), parser, default and meaning (also the source of `--help` and of {@link Config}). */
 export const SETTINGS = [
   { key: 'host', env: 'HOST', default: '0.0.0.0', description: 'interface to listen on', parse: (raw: string) => raw },
   { key: 'port', env: 'PORT', default: '4000', description: 'port to listen on (0 picks a free one)', parse: integer(0, 65535) },
@@ -230,6 +124,7 @@ export const SETTINGS = [
   { key: 'upstreamConnections', env: 'UPSTREAM_CONNECTIONS', default: '32', description: 'parallel connections (and calls) per upstream', parse: integer(1, 1024) },
   { key: 'upstreamMaxResponseBytes', env: 'UPSTREAM_MAX_RESPONSE_BYTES', default: String(10 * 1024 * 1024), description: 'largest upstream response body, in bytes', parse: integer(1, 2 ** 31) },
   { key: 'uploadMaxBytes', env: 'UPLOAD_MAX_BYTES', default: String(10 * 1024 * 1024), description: 'largest uploaded file, in bytes', parse: integer(1, 2 ** 31) },
+  { key: 'uploadMaxFiles', env: 'UPLOAD_MAX_FILES', default: '5', description: 'most files in one multipart upload request', parse: integer(1, 100) },
   { key: 'logLevel', env: 'LOG_LEVEL', default: 'info', description: 'least severe log level written: debug, info, warn or error', parse: oneOf('debug', 'info', 'warn', 'error') },
   { key: 'metrics', env: 'METRICS', default: 'true', description: 'serve Prometheus metrics at /metrics: true or false', parse: flag },
   { key: 'readinessTimeoutMs', env: 'READINESS_TIMEOUT_MS', default: '2000', description: 'how long /readiness waits for each upstream to answer, in milliseconds', parse: integer(1, 60_000) },
@@ -261,10 +156,39 @@ export const SETTINGS = [
   { key: 'trustedDocuments', env: 'TRUSTED_DOCUMENTS', default: undefined, description: 'path of a trusted documents manifest (JSON: hash -> document); set: only those documents run', parse: (raw: string) => raw },
   { key: 'responseCacheTtlMs', env: 'RESPONSE_CACHE_TTL_MS', default: '0', description: 'serve repeated identical queries of one caller from memory for this long, in milliseconds; 0: no response cache', parse: integer(0, 86_400_000) },
   { key: 'responseCacheTtlPerType', env: 'RESPONSE_CACHE_TTL_PER_TYPE', default: undefined, description: 'cache lifetime of answers holding a type or field, in milliseconds: Type=ms,Type.field=ms (e.g. Inventory=1000)', parse: ttlPerType },
-] as const satisfies readonly Setting<Config, keyof Config>[];
+] as const satisfies readonly Setting[];
+
+
+/** The values of the gateway's settings as they were set, or defaulted: one field per entry of {@link SETTINGS}. */
+type SettingsAsSet = SettingValues<typeof SETTINGS>;
+
+/** The twelve timeout settings (a deadline and three phases, shared and per area): {@link Config} has them resolved, one object per area. */
+type TimeoutKey = `${'upstream' | UpstreamService}${'' | 'Connect' | 'Headers' | 'Body'}TimeoutMs`;
+
+/** The timeouts of one upstream area, in milliseconds, each resolved to the value that applies. */
+export type UpstreamTimeouts = UpstreamClientOptions['timeouts'];
+
+/**
+ * The gateway's configuration. One field per entry of {@link SETTINGS}, named by its `key` and
+ * typed by its parser (its variable, flag, default and meaning are in that entry, in `--help` and
+ * in the README's table), except the twelve timeout settings, which come resolved, one object
+ * per upstream area.
+ */
+export type Config = Readonly<
+  Omit<SettingsAsSet, TimeoutKey> & {
+    /**
+     * Each area's timeouts. Each comes from the area's own setting (`PETSTORE_HEADERS_TIMEOUT_MS`),
+     * else the shared one (`UPSTREAM_HEADERS_TIMEOUT_MS`), else the area's call deadline
+     * (`PETSTORE_TIMEOUT_MS`, else `UPSTREAM_TIMEOUT_MS`): with only `UPSTREAM_TIMEOUT_MS` set, it
+     * bounds every phase, as it did before the phases could be set apart.
+     * @default every timeout of both areas is UPSTREAM_TIMEOUT_MS's default
+     */
+    upstreamTimeouts: Readonly<Record<UpstreamService, UpstreamTimeouts>>;
+  }
+>;
 
 /** Settings → values: flags first, then the environment, then the default; empty counts as unset. */
-function readSettings<C>(settings: readonly Setting<C, keyof C>[], argv: readonly string[], env: NodeJS.ProcessEnv): C {
+function readSettings<T extends readonly Setting[]>(settings: T, argv: readonly string[], env: NodeJS.ProcessEnv): SettingValues<T> {
   let flags: Record<string, string | boolean | undefined>;
   try {
     flags = parseArgs({
@@ -275,7 +199,7 @@ function readSettings<C>(settings: readonly Setting<C, keyof C>[], argv: readonl
   } catch (error) {
     throw new ConfigError(error instanceof Error ? error.message : 'unreadable command line');
   }
-  const values: Partial<C> = {};
+  const values: Record<string, unknown> = {};
   // NODE_ENV=production switches the settings that have a production default to it.
   const production = [flags['node-env'], env['NODE_ENV']].find((value) => typeof value === 'string' && value !== '') === 'production';
   for (const setting of settings) {
@@ -285,33 +209,39 @@ function readSettings<C>(settings: readonly Setting<C, keyof C>[], argv: readonl
     const raw = [typeof given === 'string' ? given : undefined, env[setting.env]].find((value) => value !== undefined && value !== '') ?? fallback;
     if (raw !== undefined) values[setting.key] = setting.parse(raw, setting.env);
   }
-  return values as C;
+  // Each value came from its own setting's parser, so each field has the type SettingValues gives it.
+  return values as SettingValues<T>;
 }
-
-/** Settings of the emulator run alone (`npm run emulator`). */
-export type EmulatorConfig = Readonly<{
-  /** interface to listen on. @default '127.0.0.1' */
-  host: string;
-  /** port to listen on. @default 4010 */
-  port: number;
-}>;
 
 const EMULATOR_SETTINGS = [
   { key: 'host', env: 'EMULATOR_HOST', default: '127.0.0.1', description: 'interface the emulator listens on', parse: (raw: string) => raw },
   { key: 'port', env: 'EMULATOR_PORT', default: '4010', description: 'port the emulator listens on', parse: integer(0, 65535) },
-] as const satisfies readonly Setting<EmulatorConfig, keyof EmulatorConfig>[];
+] as const satisfies readonly Setting[];
+
+/** Settings of the emulator run alone (`npm run emulator`): `host` (EMULATOR_HOST, default 127.0.0.1) and `port` (EMULATOR_PORT, default 4010). */
+export type EmulatorConfig = Readonly<SettingValues<typeof EMULATOR_SETTINGS>>;
 
 /**
  * Reads the settings of `npm run emulator`.
  * @throws ConfigError naming the bad setting
  */
 export function loadEmulatorConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): EmulatorConfig {
-  return Object.freeze(readSettings<EmulatorConfig>(EMULATOR_SETTINGS, argv, env));
+  return Object.freeze(readSettings(EMULATOR_SETTINGS, argv, env));
 }
 
 /** `PETSTORE_URL` → `--petstore-url`. */
 export function flagName(env: string): string {
   return `--${env.toLowerCase().replace(/_/g, '-')}`;
+}
+
+/** What `npm start` is asked to do: print `--help`, print the subgraph SDL (`--print-schema`), or serve. */
+export type StartCommand = 'help' | 'print-schema' | 'serve';
+
+/** Reads the command from the command line; either flag wins over every setting, and `--help` over `--print-schema`. */
+export function startCommand(argv: readonly string[] = process.argv.slice(2)): StartCommand {
+  if (argv.includes('--help')) return 'help';
+  if (argv.includes('--print-schema')) return 'print-schema';
+  return 'serve';
 }
 
 /** The text of `--help`. */
@@ -326,65 +256,71 @@ export function helpText(): string {
   ].join('\n');
 }
 
+/** The settings as they were set, of each configuration loadConfig returned: its timeouts are resolved, so no longer say which variables set them. */
+const settingsAsSet = new WeakMap<Config, SettingsAsSet>();
+
 /**
  * Reads the configuration from command-line flags (first) and environment variables.
  * @throws ConfigError naming the bad setting
  */
 export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
-  const config = readSettings<Config>(SETTINGS, argv, env);
-  if (config.emulator === true) return Object.freeze(config);
-  const neither = config.petstoreUrl === undefined && config.plantsUrl === undefined;
-  if (neither && (config.emulator === false || config.nodeEnv === 'production')) {
+  const set = readSettings(SETTINGS, argv, env);
+  checkUpstreams(set);
+  const {
+    upstreamTimeoutMs,
+    upstreamConnectTimeoutMs,
+    upstreamHeadersTimeoutMs,
+    upstreamBodyTimeoutMs,
+    petstoreTimeoutMs,
+    petstoreConnectTimeoutMs,
+    petstoreHeadersTimeoutMs,
+    petstoreBodyTimeoutMs,
+    plantsTimeoutMs,
+    plantsConnectTimeoutMs,
+    plantsHeadersTimeoutMs,
+    plantsBodyTimeoutMs,
+    ...settings
+  } = set;
+  // Each phase: the area's own setting, else the shared one, else the area's deadline.
+  const area = (totalMs: number, connectMs = totalMs, headersMs = totalMs, bodyMs = totalMs): UpstreamTimeouts => Object.freeze({ totalMs, connectMs, headersMs, bodyMs });
+  const config: Config = Object.freeze({
+    ...settings,
+    upstreamTimeouts: Object.freeze({
+      petstore: area(petstoreTimeoutMs ?? upstreamTimeoutMs, petstoreConnectTimeoutMs ?? upstreamConnectTimeoutMs, petstoreHeadersTimeoutMs ?? upstreamHeadersTimeoutMs, petstoreBodyTimeoutMs ?? upstreamBodyTimeoutMs),
+      plants: area(plantsTimeoutMs ?? upstreamTimeoutMs, plantsConnectTimeoutMs ?? upstreamConnectTimeoutMs, plantsHeadersTimeoutMs ?? upstreamHeadersTimeoutMs, plantsBodyTimeoutMs ?? upstreamBodyTimeoutMs),
+    }),
+  });
+  settingsAsSet.set(config, set);
+  return config;
+}
+
+/** Refuses upstream URLs set by halves, and a start without upstreams where demo data must not be served. */
+function checkUpstreams(set: Pick<SettingsAsSet, 'emulator' | 'petstoreUrl' | 'plantsUrl' | 'nodeEnv'>): void {
+  if (set.emulator === true) return;
+  const neither = set.petstoreUrl === undefined && set.plantsUrl === undefined;
+  if (neither && (set.emulator === false || set.nodeEnv === 'production')) {
     // Demo data must never be served by a production deployment that forgot its upstreams.
     throw new ConfigError(
-      `PETSTORE_URL and PLANTS_URL must be set${config.emulator === false ? ' when EMULATOR=false' : ' when NODE_ENV=production'} (or set EMULATOR=true to serve the embedded emulator's demo data)`,
+      `PETSTORE_URL and PLANTS_URL must be set${set.emulator === false ? ' when EMULATOR=false' : ' when NODE_ENV=production'} (or set EMULATOR=true to serve the embedded emulator's demo data)`,
     );
   }
-  if ((config.petstoreUrl === undefined) !== (config.plantsUrl === undefined)) {
-    const missing = config.petstoreUrl === undefined ? 'PETSTORE_URL' : 'PLANTS_URL';
+  if ((set.petstoreUrl === undefined) !== (set.plantsUrl === undefined)) {
+    const missing = set.petstoreUrl === undefined ? 'PETSTORE_URL' : 'PLANTS_URL';
     throw new ConfigError(`${missing} must be set too: set both upstream URLs, or neither to use the embedded emulator`);
   }
-  return Object.freeze(config);
 }
-
-/** The timeouts of one upstream area, in milliseconds, each resolved to the value that applies. */
-export type UpstreamTimeouts = Readonly<{
-  /** deadline of one call, retries included */
-  totalMs: number;
-  /** establishing a connection */
-  connectMs: number;
-  /** sending the request to receiving the response headers */
-  headersMs: number;
-  /** response headers to the last body byte */
-  bodyMs: number;
-}>;
-
-type TimeoutSettings = Pick<
-  Config,
-  'upstreamTimeoutMs' | 'upstreamConnectTimeoutMs' | 'upstreamHeadersTimeoutMs' | 'upstreamBodyTimeoutMs' | `${'petstore' | 'plants'}${'' | 'Connect' | 'Headers' | 'Body'}TimeoutMs`
->;
 
 /**
- * The timeouts of one area. Each comes from the area's own setting (`PETSTORE_HEADERS_TIMEOUT_MS`),
- * else the shared one (`UPSTREAM_HEADERS_TIMEOUT_MS`), else the area's call deadline
- * (`PETSTORE_TIMEOUT_MS`, else `UPSTREAM_TIMEOUT_MS`): with only `UPSTREAM_TIMEOUT_MS` set, it
- * bounds every phase, as it did before the phases could be set apart.
+ * The settings whose value differs from the default, for the start-up banner (URLs shown without
+ * credentials), in the order of {@link SETTINGS}.
+ * @param config a configuration loadConfig returned (a copy does not say which timeout settings were set)
  */
-export function upstreamTimeouts(config: TimeoutSettings, area: 'petstore' | 'plants'): UpstreamTimeouts {
-  const totalMs = config[`${area}TimeoutMs`] ?? config.upstreamTimeoutMs;
-  return {
-    totalMs,
-    connectMs: config[`${area}ConnectTimeoutMs`] ?? config.upstreamConnectTimeoutMs ?? totalMs,
-    headersMs: config[`${area}HeadersTimeoutMs`] ?? config.upstreamHeadersTimeoutMs ?? totalMs,
-    bodyMs: config[`${area}BodyTimeoutMs`] ?? config.upstreamBodyTimeoutMs ?? totalMs,
-  };
-}
-
-/** The settings whose value differs from the default, for the start-up banner (URLs shown without credentials). */
 export function changedSettings(config: Config): string[] {
+  const set = settingsAsSet.get(config);
+  if (set === undefined) throw new TypeError('changedSettings needs the configuration loadConfig returned, not a copy');
   return SETTINGS.flatMap((setting) => {
-    const value = config[setting.key];
-    const defaultText = config.nodeEnv === 'production' && 'productionDefault' in setting ? setting.productionDefault : setting.default;
+    const value = set[setting.key];
+    const defaultText = set.nodeEnv === 'production' && 'productionDefault' in setting ? setting.productionDefault : setting.default;
     const defaultValue = defaultText === undefined ? undefined : setting.parse(defaultText, setting.env);
     if (value === defaultValue) return [];
     const shown = typeof value === 'string' && setting.key.endsWith('Url') ? redactUrl(value) : String(value);

@@ -3,7 +3,7 @@
  * so tests build their own.
  */
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import { upstreamTimeouts, type Config } from './config.js';
+import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { responseCachePlugins } from './cache/response-cache.js';
 import { maskError } from './errors.js';
@@ -38,22 +38,29 @@ export type Gateway = {
   close(): Promise<void>;
 };
 
-/** The options of one area's upstream client: its own timeouts, the shared pool size, cap, retry policy and call sharing. */
-function clientOptions(config: GatewayConfig, service: UpstreamService, observability: Observability): UpstreamClientOptions {
-  const timeouts = upstreamTimeouts(config, service);
+/**
+ * The options of one area's upstream client that its configuration gives: its URL and its own
+ * timeouts, the shared pool size, cap, retry policy and call sharing. Tests that build a client
+ * alone take theirs from here, so that the defaults stay those of the settings.
+ */
+export function upstreamClientOptions(config: GatewayConfig, service: UpstreamService): UpstreamClientOptions {
   return {
     baseUrl: service === 'petstore' ? config.petstoreUrl : config.plantsUrl,
     connections: config.upstreamConnections,
-    timeoutMs: timeouts.totalMs,
-    connectTimeoutMs: timeouts.connectMs,
-    headersTimeoutMs: timeouts.headersMs,
-    bodyTimeoutMs: timeouts.bodyMs,
+    timeouts: config.upstreamTimeouts[service],
     maxResponseBytes: config.upstreamMaxResponseBytes,
     retries: config.upstreamRetries,
     retryBackoffMs: config.upstreamRetryBackoffMs,
     retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
     // Identical GETs in flight at the same time, from any requests, share one call (UPSTREAM_DEDUPE).
     dedupe: config.upstreamDedupe,
+  };
+}
+
+/** The options of one area's upstream client: those of its configuration, and its retries logged and calls observed. */
+function clientOptions(config: GatewayConfig, service: UpstreamService, observability: Observability): UpstreamClientOptions {
+  return {
+    ...upstreamClientOptions(config, service),
     onRetry: ({ operation, retry, delayMs, reason, scope }) =>
       observability.lane.logging(scope?.request, () => observability.logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`)),
     observer: observability.observeUpstream,
@@ -75,7 +82,7 @@ export type GatewayDependencies = ObservabilityDependencies & {
 /** Builds the gateway for a configuration. */
 export function createGateway(config: GatewayConfig, dependencies: GatewayDependencies = {}): Gateway {
   // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). First: a bad manifest stops here.
-  const security = createSecurity(config, { maxFiles: 5 }, dependencies.rateLimitStore);
+  const security = createSecurity(config, { maxFiles: config.uploadMaxFiles }, dependencies.rateLimitStore);
   // The log, metrics, traces, /metrics and /readiness (src/observability/).
   const observability = createObservability(config, dependencies);
   const logging = observability.logger;
@@ -104,7 +111,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
     plugins: [
-      useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: 5 }),
+      useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
       ...security.plugins,
       // Off unless RESPONSE_CACHE_TTL_MS is set (src/cache/response-cache.ts).
       ...responseCachePlugins({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }),

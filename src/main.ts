@@ -10,7 +10,7 @@ import cluster from 'node:cluster';
 import { availableCores } from './cluster/cores.js';
 import { clusterMetrics, onCollectMessage, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
-import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, type Config } from './config.js';
+import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, startCommand, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
@@ -46,11 +46,13 @@ function banner(config: Config, port: number, upstreams: Upstreams, workers: num
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--help')) {
+  // The command line and the environment are read by config.ts alone.
+  const command = startCommand();
+  if (command === 'help') {
     console.log(helpText());
     return;
   }
-  if (process.argv.includes('--print-schema')) {
+  if (command === 'print-schema') {
     process.stdout.write(`${(await import('./schema.js')).printSubgraphSdl()}\n`);
     return;
   }

@@ -3,7 +3,7 @@
  * a ConfigError naming each bad setting, URLs whose credentials are never echoed, and `--help`.
  */
 import { describe, expect, it } from 'vitest';
-import { changedSettings, ConfigError, helpText, loadConfig, loadEmulatorConfig, redactUrl, upstreamTimeouts } from '../src/config.js';
+import { changedSettings, ConfigError, helpText, loadConfig, loadEmulatorConfig, redactUrl, startCommand } from '../src/config.js';
 
 const BOTH_URLS = { PETSTORE_URL: 'https://petstore3.swagger.io/api/v3', PLANTS_URL: 'https://plants.example' };
 const PASSWORD = 's3cret-p4ss';
@@ -30,13 +30,17 @@ describe('loadConfig', () => {
       upstreamDedupe: true,
       petstoreBodyFormat: 'json',
       petstoreAccept: 'json',
-      upstreamTimeoutMs: 10000,
+      upstreamTimeouts: {
+        petstore: { totalMs: 10000, connectMs: 10000, headersMs: 10000, bodyMs: 10000 },
+        plants: { totalMs: 10000, connectMs: 10000, headersMs: 10000, bodyMs: 10000 },
+      },
       upstreamConnections: 32,
       upstreamMaxResponseBytes: 10485760,
       upstreamRetries: 2,
       upstreamRetryBackoffMs: 50,
       upstreamRetryBackoffMaxMs: 1000,
       uploadMaxBytes: 10485760,
+      uploadMaxFiles: 5,
       logLevel: 'info',
       metrics: true,
       readinessTimeoutMs: 2000,
@@ -92,6 +96,7 @@ describe('loadConfig', () => {
       UPSTREAM_RETRY_BACKOFF_MS: '25',
       UPSTREAM_RETRY_BACKOFF_MAX_MS: '250',
       UPLOAD_MAX_BYTES: '2048',
+      UPLOAD_MAX_FILES: '3',
       LOG_LEVEL: 'debug',
       METRICS: 'false',
       READINESS_TIMEOUT_MS: '500',
@@ -137,24 +142,18 @@ describe('loadConfig', () => {
       upstreamDedupe: false,
       petstoreBodyFormat: 'xml',
       petstoreAccept: 'xml',
-      upstreamTimeoutMs: 2500,
+      // Each area's own settings win over the UPSTREAM_ ones.
+      upstreamTimeouts: {
+        petstore: { totalMs: 4000, connectMs: 400, headersMs: 500, bodyMs: 600 },
+        plants: { totalMs: 7000, connectMs: 700, headersMs: 800, bodyMs: 900 },
+      },
       upstreamConnections: 4,
       upstreamMaxResponseBytes: 1024,
-      upstreamConnectTimeoutMs: 100,
-      upstreamHeadersTimeoutMs: 200,
-      upstreamBodyTimeoutMs: 300,
-      petstoreTimeoutMs: 4000,
-      petstoreConnectTimeoutMs: 400,
-      petstoreHeadersTimeoutMs: 500,
-      petstoreBodyTimeoutMs: 600,
-      plantsTimeoutMs: 7000,
-      plantsConnectTimeoutMs: 700,
-      plantsHeadersTimeoutMs: 800,
-      plantsBodyTimeoutMs: 900,
       upstreamRetries: 0,
       upstreamRetryBackoffMs: 25,
       upstreamRetryBackoffMaxMs: 250,
       uploadMaxBytes: 2048,
+      uploadMaxFiles: 3,
       logLevel: 'debug',
       metrics: false,
       readinessTimeoutMs: 500,
@@ -207,19 +206,20 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
     expect(Reflect.set(config, 'port', 1)).toBe(false);
     expect(config.port).toBe(4000);
+    expect(Object.isFrozen(config.upstreamTimeouts.petstore)).toBe(true);
   });
 });
 
-describe('upstreamTimeouts: the timeouts of one area', () => {
+describe('upstreamTimeouts: the timeouts of each area', () => {
   it('with only UPSTREAM_TIMEOUT_MS set, bound every phase of both areas by it, as that setting always did', () => {
     const config = loadConfig([], { UPSTREAM_TIMEOUT_MS: '2500' });
 
-    expect(upstreamTimeouts(config, 'petstore')).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
-    expect(upstreamTimeouts(config, 'plants')).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
+    expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
+    expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
   });
 
   it('are 10 s for everything by default', () => {
-    expect(upstreamTimeouts(loadConfig([], {}), 'petstore')).toEqual({ totalMs: 10000, connectMs: 10000, headersMs: 10000, bodyMs: 10000 });
+    expect(loadConfig([], {}).upstreamTimeouts.petstore).toEqual({ totalMs: 10000, connectMs: 10000, headersMs: 10000, bodyMs: 10000 });
   });
 
   it("take the UPSTREAM_ phase settings for both areas, and an area's own settings over them for that area only", () => {
@@ -230,21 +230,21 @@ describe('upstreamTimeouts: the timeouts of one area', () => {
       PLANTS_BODY_TIMEOUT_MS: '4000',
     });
 
-    expect(upstreamTimeouts(config, 'petstore')).toEqual({ totalMs: 10000, connectMs: 500, headersMs: 3000, bodyMs: 10000 });
-    expect(upstreamTimeouts(config, 'plants')).toEqual({ totalMs: 10000, connectMs: 1000, headersMs: 3000, bodyMs: 4000 });
+    expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 10000, connectMs: 500, headersMs: 3000, bodyMs: 10000 });
+    expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 10000, connectMs: 1000, headersMs: 3000, bodyMs: 4000 });
   });
 
   it("let an area's deadline (PLANTS_TIMEOUT_MS) bound that area's unset phases", () => {
     const config = loadConfig([], { UPSTREAM_TIMEOUT_MS: '5000', PLANTS_TIMEOUT_MS: '30000', PLANTS_HEADERS_TIMEOUT_MS: '20000' });
 
-    expect(upstreamTimeouts(config, 'plants')).toEqual({ totalMs: 30000, connectMs: 30000, headersMs: 20000, bodyMs: 30000 });
-    expect(upstreamTimeouts(config, 'petstore')).toEqual({ totalMs: 5000, connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
+    expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 30000, connectMs: 30000, headersMs: 20000, bodyMs: 30000 });
+    expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 5000, connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
   });
 
   it('read the flags too (--petstore-body-timeout-ms)', () => {
     const config = loadConfig(['--petstore-body-timeout-ms', '1500'], { PETSTORE_BODY_TIMEOUT_MS: '9000' });
 
-    expect(upstreamTimeouts(config, 'petstore').bodyMs).toBe(1500);
+    expect(config.upstreamTimeouts.petstore.bodyMs).toBe(1500);
   });
 });
 
@@ -263,6 +263,7 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
     ['PLANTS_HEADERS_TIMEOUT_MS=1s', [], { PLANTS_HEADERS_TIMEOUT_MS: '1s' }, 'PLANTS_HEADERS_TIMEOUT_MS must be an integer from 1 to 600000, got "1s"'],
     ['UPSTREAM_BODY_TIMEOUT_MS=-5', [], { UPSTREAM_BODY_TIMEOUT_MS: '-5' }, 'UPSTREAM_BODY_TIMEOUT_MS must be an integer from 1 to 600000, got "-5"'],
     ['UPSTREAM_RETRIES=11', [], { UPSTREAM_RETRIES: '11' }, 'UPSTREAM_RETRIES must be an integer from 0 to 10, got "11"'],
+    ['UPLOAD_MAX_FILES=0', [], { UPLOAD_MAX_FILES: '0' }, 'UPLOAD_MAX_FILES must be an integer from 1 to 100, got "0"'],
     ['UPSTREAM_RETRY_BACKOFF_MS=0', [], { UPSTREAM_RETRY_BACKOFF_MS: '0' }, 'UPSTREAM_RETRY_BACKOFF_MS must be an integer from 1 to 60000, got "0"'],
     ['SHUTDOWN_GRACE_MS=soon', [], { SHUTDOWN_GRACE_MS: 'soon' }, 'SHUTDOWN_GRACE_MS must be an integer from 0 to 600000, got "soon"'],
   ] as const)('%s', (_, argv, env, message) => {
@@ -347,6 +348,10 @@ describe('changedSettings', () => {
   it('lists a set timeout that has no default of its own, and a changed retry count', () => {
     expect(changedSettings(loadConfig([], { PETSTORE_HEADERS_TIMEOUT_MS: '2000', UPSTREAM_RETRIES: '0' }))).toEqual(['PETSTORE_HEADERS_TIMEOUT_MS=2000', 'UPSTREAM_RETRIES=0']);
   });
+
+  it('names the timeout variables as they were set, though the configuration holds them resolved per area', () => {
+    expect(changedSettings(loadConfig([], { UPSTREAM_TIMEOUT_MS: '2500', PLANTS_BODY_TIMEOUT_MS: '900' }))).toEqual(['UPSTREAM_TIMEOUT_MS=2500', 'PLANTS_BODY_TIMEOUT_MS=900']);
+  });
 });
 
 describe('helpText', () => {
@@ -375,6 +380,7 @@ describe('helpText', () => {
     ['UPSTREAM_RETRY_BACKOFF_MS', '--upstream-retry-backoff-ms'],
     ['UPSTREAM_RETRY_BACKOFF_MAX_MS', '--upstream-retry-backoff-max-ms'],
     ['UPLOAD_MAX_BYTES', '--upload-max-bytes'],
+    ['UPLOAD_MAX_FILES', '--upload-max-files'],
     ['LOG_LEVEL', '--log-level'],
     ['GRAPHIQL', '--graphiql'],
     ['SHUTDOWN_GRACE_MS', '--shutdown-grace-ms'],
@@ -385,6 +391,18 @@ describe('helpText', () => {
 
     expect(line).toBeDefined();
     expect(line).toContain(` ${env} `);
+  });
+});
+
+describe('startCommand', () => {
+  it.each([
+    [[], 'serve'],
+    [['--port', '5000'], 'serve'],
+    [['--help'], 'help'],
+    [['--print-schema'], 'print-schema'],
+    [['--print-schema', '--help'], 'help'],
+  ] as const)('%j asks to %s', (argv, command) => {
+    expect(startCommand(argv)).toBe(command);
   });
 });
 

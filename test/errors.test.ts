@@ -13,7 +13,7 @@ import type { UpstreamClient } from '../src/upstream/http.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { createPlantsApi } from '../src/upstream/plants.js';
 import { closedPortUrl, json, serveGateway, startScriptedUpstream, type Answer, type ReceivedRequest, type ScriptedUpstream, type ServedGateway } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   closedUrl = await closedPortUrl();
   const both = { petstore: upstream.url, plants: upstream.url };
   gateway = await serveGateway(both);
-  impatient = await serveGateway(both, { upstreamTimeoutMs: 200 });
+  impatient = await serveGateway(both, { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) });
   small = await serveGateway(both, { upstreamMaxResponseBytes: 1024 });
   petstoreDown = await serveGateway({ petstore: closedUrl, plants: upstream.url });
 });

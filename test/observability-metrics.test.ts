@@ -8,6 +8,7 @@ import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createMetrics, MAX_OPERATION_NAMES } from '../src/observability/metrics.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { json, sequence, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { timeoutsSetBy } from './helpers/stack.js';
 
 let emulator: Emulator;
 let scripted: ScriptedUpstream;
@@ -113,7 +114,7 @@ describe('upstream calls', () => {
 
   it('count retries and timeouts', async () => {
     const upstreams = { petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url };
-    gateway = await serveObserved(upstreams, { upstreamRetries: 2, upstreamRetryBackoffMs: 1, upstreamTimeoutMs: 300 });
+    gateway = await serveObserved(upstreams, { upstreamRetries: 2, upstreamRetryBackoffMs: 1, upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '300' }) });
     const pet = { id: 1, name: 'Cat 1', photoUrls: [], tags: [] };
 
     scripted.answer(sequence(json(503, { message: 'busy' }), json(503, { message: 'busy' }), json(200, pet)));

@@ -20,7 +20,7 @@ import {
   type ServedGateway,
   type SilentServer,
 } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, defaultClientOptions, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
 
 const DEFAULTS = loadConfig([], {});
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
@@ -49,11 +49,11 @@ beforeAll(async () => {
   const both = { petstore: upstream.url, plants: upstream.url };
   const retries = { upstreamRetries: DEFAULTS.upstreamRetries };
   gateway = await serveGateway(both, retries);
-  slow = await serveGateway(both, { ...retries, petstoreHeadersTimeoutMs: 300, petstoreBodyTimeoutMs: 300 });
+  slow = await serveGateway(both, { ...retries, upstreamTimeouts: timeoutsSetBy({ PETSTORE_HEADERS_TIMEOUT_MS: '300', PETSTORE_BODY_TIMEOUT_MS: '300' }) });
   small = await serveGateway(both, { ...retries, upstreamMaxResponseBytes: 1024 });
-  hurried = await serveGateway(both, { upstreamTimeoutMs: 400, upstreamRetries: 10, upstreamRetryBackoffMs: 100 });
+  hurried = await serveGateway(both, { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '400' }), upstreamRetries: 10, upstreamRetryBackoffMs: 100 });
   petstoreRefused = await serveGateway({ petstore: await closedPortUrl(), plants: upstream.url }, retries);
-  petstoreSilent = await serveGateway({ petstore: silent.httpsUrl, plants: upstream.url }, { ...retries, petstoreConnectTimeoutMs: 300 });
+  petstoreSilent = await serveGateway({ petstore: silent.httpsUrl, plants: upstream.url }, { ...retries, upstreamTimeouts: timeoutsSetBy({ PETSTORE_CONNECT_TIMEOUT_MS: '300' }) });
 });
 afterAll(async () => {
   await Promise.all([gateway, slow, small, hurried, petstoreRefused, petstoreSilent].map((served) => served?.close()));
@@ -363,7 +363,7 @@ describe('backoff', () => {
   it('is waited between tries, as reported to onRetry, and the final error counts the retries', async () => {
     upstream.answer(DOWN);
     const events: RetryEvent[] = [];
-    const client = createUpstreamClient('petstore', { baseUrl: `${upstream.url}/api/v3`, retries: 3, retryBackoffMs: 40, retryBackoffMaxMs: 100, onRetry: (event) => events.push(event) });
+    const client = createUpstreamClient('petstore', { ...defaultClientOptions(`${upstream.url}/api/v3`), retries: 3, retryBackoffMs: 40, retryBackoffMaxMs: 100, onRetry: (event) => events.push(event) });
     try {
       const failure = await client.request({ operation: 'getPetById', method: 'GET', path: '/pet/1' }).catch((error: unknown) => error);
 

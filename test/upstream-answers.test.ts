@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
 import { closedPortUrl, json, serveGateway, startScriptedUpstream, type ScriptedUpstream, type ServedGateway } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy } from './helpers/stack.js';
 
 const CAT = { id: 1, name: 'Cat 1', photoUrls: ['url1'], tags: [{ id: 1, name: 'tag1' }], status: 'available' };
 
@@ -138,7 +138,7 @@ describe('uploads to an upstream that fails', () => {
 
   it('is UPSTREAM_TIMEOUT when the upstream does not answer in time', async () => {
     upstream.answer({ hang: true });
-    const impatient = await serveGateway({ petstore: upstream.url, plants: upstream.url }, { upstreamTimeoutMs: 200 });
+    const impatient = await serveGateway({ petstore: upstream.url, plants: upstream.url }, { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) });
     try {
       const result = await postMultipart(impatient.url, body, { headers: ALL_CREDENTIALS });
 

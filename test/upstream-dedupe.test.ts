@@ -12,7 +12,7 @@ import { PetStatus } from '../src/upstream/payloads.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { hold, json, startScriptedUpstream, type Answer, type ScriptedUpstream } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, defaultClientOptions, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';
@@ -42,7 +42,7 @@ async function serve(overrides: Parameters<typeof serveObserved>[1] = {}): Promi
 
 /** An upstream client of the pet store on the scripted upstream, with the default sharing. */
 function petstoreClient(): UpstreamClient {
-  client = createUpstreamClient('petstore', { baseUrl: `${upstream.url}/api/v3`, retries: 0 });
+  client = createUpstreamClient('petstore', { ...defaultClientOptions(`${upstream.url}/api/v3`), retries: 0 });
   return client;
 }
 
@@ -238,7 +238,7 @@ describe('a failure of a shared call', () => {
   });
 
   it('(a timeout) reaches every caller with UPSTREAM_TIMEOUT, and the call ends once the last caller has given up', async () => {
-    const served = await serve({ upstreamTimeoutMs: 500 });
+    const served = await serve({ upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '500' }) });
     upstream.answer({ hang: true });
 
     const results = await Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
@@ -264,7 +264,7 @@ describe('each caller\'s deadline', () => {
   const TIMEOUT_MS = 600;
   // The phase timeouts default to the deadline, and undici checks them on a coarse clock that can
   // end a call before it; set far beyond it, the deadline is what ends a call here.
-  const DEADLINE_ONLY = { upstreamTimeoutMs: TIMEOUT_MS, upstreamHeadersTimeoutMs: 10_000, upstreamBodyTimeoutMs: 10_000 };
+  const DEADLINE_ONLY = { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), UPSTREAM_HEADERS_TIMEOUT_MS: '10000', UPSTREAM_BODY_TIMEOUT_MS: '10000' }) };
 
   it('holds for a caller that joins late: it times out at its own deadline, not at the first caller\'s, nor later', async () => {
     const served = await serve(DEADLINE_ONLY);

@@ -49,31 +49,31 @@ export class UpstreamError extends Error {
   }
 }
 
-/** Options of one upstream client. */
+/** Options of one upstream client; the gateway takes each from its configuration (the setting named), which holds the defaults. */
 export type UpstreamClientOptions = {
   /** base URL of the area, e.g. `https://petstore3.swagger.io/api/v3`; its path prefixes every call */
   baseUrl: string;
-  /** maximum parallel connections (and so parallel calls) to this upstream; more calls queue. @default 32 */
-  connections?: number;
-  /**
-   * deadline for a whole call, from the first connect to the last body byte, retries and the
-   * waits between them included, in milliseconds. @default 10000
-   */
-  timeoutMs?: number;
-  /** time to establish a connection (TCP, and TLS for https), in milliseconds. @default timeoutMs */
-  connectTimeoutMs?: number;
-  /** time from sending the request to receiving the response headers, in milliseconds. @default timeoutMs */
-  headersTimeoutMs?: number;
-  /** time from the response headers to the last body byte, in milliseconds. @default timeoutMs */
-  bodyTimeoutMs?: number;
-  /** largest response body read, in bytes; a larger one is an `invalid-response`. @default 10485760 */
-  maxResponseBytes?: number;
-  /** retries of a GET after a connection error or a 502/503/504 answer; 0 turns retries off. @default 2 */
-  retries?: number;
-  /** the wait before the first retry, doubled for each further one, then jittered (see {@link retryDelay}). @default 50 */
-  retryBackoffMs?: number;
-  /** the longest wait before one retry, in milliseconds. @default 1000 */
-  retryBackoffMaxMs?: number;
+  /** maximum parallel connections (and so parallel calls) to this upstream; more calls queue (UPSTREAM_CONNECTIONS) */
+  connections: number;
+  /** the area's timeouts, in milliseconds (UPSTREAM_TIMEOUT_MS and the settings after it) */
+  timeouts: Readonly<{
+    /** deadline for a whole call, from the first connect to the last body byte, retries and the waits between them included */
+    totalMs: number;
+    /** time to establish a connection (TCP, and TLS for https) */
+    connectMs: number;
+    /** time from sending the request to receiving the response headers */
+    headersMs: number;
+    /** time from the response headers to the last body byte */
+    bodyMs: number;
+  }>;
+  /** largest response body read, in bytes; a larger one is an `invalid-response` (UPSTREAM_MAX_RESPONSE_BYTES) */
+  maxResponseBytes: number;
+  /** retries of a GET after a connection error or a 502/503/504 answer; 0 turns retries off (UPSTREAM_RETRIES) */
+  retries: number;
+  /** the wait before the first retry, doubled for each further one, then jittered (see {@link retryDelay}) (UPSTREAM_RETRY_BACKOFF_MS) */
+  retryBackoffMs: number;
+  /** the longest wait before one retry, in milliseconds (UPSTREAM_RETRY_BACKOFF_MAX_MS) */
+  retryBackoffMaxMs: number;
   /** called before each retry, for logs and metrics */
   onRetry?: (event: RetryEvent) => void;
   /** watches every call (metrics, traces, the request log): may add headers to it, and hears how it ended */
@@ -84,10 +84,9 @@ export type UpstreamClientOptions = {
    * without, never share). Each caller keeps its own deadline. A POST, PUT or DELETE makes the
    * reads in flight under its path's first segment (`/pet`, `/store`, `/user`, `/plants`) take
    * no more callers, when it is sent and again when it ends, so that a read that starts after a
-   * change never gets an answer fetched before it.
-   * @default true
+   * change never gets an answer fetched before it (UPSTREAM_DEDUPE).
    */
-  dedupe?: boolean;
+  dedupe: boolean;
 };
 
 /**
@@ -252,17 +251,11 @@ type Sent = { response: UpstreamResponse; retries: number };
 export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamClient {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const connectTimeoutMs = options.connectTimeoutMs ?? timeoutMs;
-  const headersTimeoutMs = options.headersTimeoutMs ?? timeoutMs;
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? timeoutMs;
-  const maxResponseBytes = options.maxResponseBytes ?? 10 * 1024 * 1024;
-  const retries = options.retries ?? 2;
-  const retryBackoffMs = options.retryBackoffMs ?? 50;
-  const retryBackoffMaxMs = options.retryBackoffMaxMs ?? 1000;
+  const { totalMs: timeoutMs, connectMs: connectTimeoutMs, headersMs: headersTimeoutMs, bodyMs: bodyTimeoutMs } = options.timeouts;
+  const { maxResponseBytes, retries, retryBackoffMs, retryBackoffMaxMs } = options;
   // Every call goes to this one origin: the pool cannot send a request (or a credential) anywhere else.
   const pool = new Pool(base.origin, {
-    connections: options.connections ?? 32,
+    connections: options.connections,
     connect: { timeout: connectTimeoutMs },
     headersTimeout: headersTimeoutMs,
     // undici's own body timeout is the longest pause between two chunks; attempt() keeps the whole-body limit.
@@ -271,7 +264,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   });
 
   // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
-  const inFlight = options.dedupe === false ? undefined : createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }));
+  const inFlight = options.dedupe ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 })) : undefined;
 
   async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
     if (call.method === 'GET' || inFlight === undefined) return observed(call);

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
-import { createGateway, type GatewayConfig } from '../../src/gateway.js';
+import { createGateway, upstreamClientOptions, type GatewayConfig } from '../../src/gateway.js';
+import type { UpstreamClientOptions } from '../../src/upstream/http.js';
 import { startUpstream } from './upstream.js';
 
 /** A GraphQL response as the tests read it. */
@@ -36,6 +37,19 @@ export const ALL_CREDENTIALS = { authorization: `Bearer ${BEARER}`, api_key: API
 /** The default configuration, with no environment (tests must not depend on the caller's). */
 export function testConfig(overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>): GatewayConfig {
   return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides };
+}
+
+/**
+ * Both areas' timeouts as these timeout variables set them at start, for a config override:
+ * `{ upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) }`.
+ */
+export function timeoutsSetBy(env: Record<string, string>): GatewayConfig['upstreamTimeouts'] {
+  return loadConfig([], env).upstreamTimeouts;
+}
+
+/** The options a gateway with the default settings gives its pet store client, pointed at `petstoreUrl`; a test overrides those it is about. */
+export function defaultClientOptions(petstoreUrl: string): UpstreamClientOptions {
+  return upstreamClientOptions(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore');
 }
 
 /** Serves a request handler on 127.0.0.1, port 0. */

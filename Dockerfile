@@ -3,7 +3,7 @@
 # Every setting of the README's table is an environment variable (NODE_ENV=production here:
 # GraphiQL and introspection are off unless GRAPHIQL=true / INTROSPECTION=true).
 
-# Stage 1: compile src/ to dist/ (`npm run build`: esbuild, one .js and its source map per .ts).
+# Stage 1: bundle src/ into dist/ (`npm run build`: esbuild, dist/main.js and its chunks, with source maps).
 # The dev dependencies (esbuild, tsx) live and die here.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -29,10 +29,11 @@ ENV NODE_ENV=production \
     PORT=4000
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
-# package.json's "type": "module" is what makes node load dist/*.js as ES modules.
+# package.json's "type": "module" is what makes node load dist/*.js as ES modules; its folder is
+# the project root, from which the gateway finds schema/.
 COPY --chown=root:root package.json ./
 # The SDL and the OpenAPI documents are read at start (the schema, the embedded emulator's contract),
-# from ../schema/ relative to dist/: the two directories sit side by side as in the repository.
+# from schema/ beside package.json (src/project-files.ts).
 COPY --chown=root:root schema ./schema
 COPY --from=build --chown=root:root /app/dist ./dist
 # The image's `node` user (uid 1000) owns nothing it runs: the code cannot be rewritten by the process.

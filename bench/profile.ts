@@ -13,8 +13,9 @@ type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; sa
 
 /**
  * Where a function lives: a package name, the project's own module, or Node's internals. The
- * compiled build (`dist/x.js`, one file per `src/x.ts`, not bundled) is named by its source
- * module, so profiles of the compiled gateway and of the sources group the same way.
+ * profiled build is unbundled (`npm run build -- --modules`: `dist/x.js` per `src/x.ts`), and is
+ * named by its source module, so profiles of the compiled gateway and of the sources group the
+ * same way.
  */
 function owner(url: string): string {
   if (url === '') return '(V8 / native)';

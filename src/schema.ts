@@ -8,6 +8,7 @@ import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/res
 import { graphqlSync, parse, type GraphQLSchema } from 'graphql';
 import type { Resolvers } from './__generated__/resolvers-types.js';
 import type { GraphQLContext } from './context.js';
+import { projectFile } from './project-files.js';
 import { inventoryResolvers } from './resolvers/inventory.js';
 import { orderResolvers } from './resolvers/orders.js';
 import { petResolvers } from './resolvers/pets.js';
@@ -25,13 +26,11 @@ const AREAS: readonly (readonly [file: string, resolvers: Resolvers])[] = [
   ['plants.graphql', plantResolvers],
 ];
 
-const SCHEMA_DIR = new URL('../schema/', import.meta.url);
-
 /** Builds the executable subgraph schema. */
 export function createSchema(): GraphQLSchema {
   return buildSubgraphSchema(
     AREAS.map(([file, resolvers]) => ({
-      typeDefs: parse(readFileSync(new URL(file, SCHEMA_DIR), 'utf8')),
+      typeDefs: parse(readFileSync(projectFile(`schema/${file}`), 'utf8')),
       // The generated resolver types are stricter than @apollo/subgraph's loose resolver map.
       resolvers: resolvers as GraphQLResolverMap<GraphQLContext>,
     })),

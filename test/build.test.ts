@@ -1,11 +1,12 @@
 /**
- * The production start: `npm run build` compiles `src/` to `dist/` (esbuild, one module per
- * file, with source maps), and `npm start` runs `dist/main.js` with plain node, with no tsx and
- * nothing in NODE_OPTIONS, on the embedded emulator: it answers the first query and exits 0 on
- * SIGTERM.
+ * The production start: `npm run build` bundles `src/main.ts` and its dependencies into `dist/`
+ * (esbuild: `dist/main.js` and the chunks it loads, with source maps), and `npm start` runs
+ * `dist/main.js` with plain node, with no tsx and nothing in NODE_OPTIONS, on the embedded
+ * emulator: it answers the first query and exits 0 on SIGTERM.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { SourceMap, type SourceMapPayload } from 'node:module';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, useProcesses, waitFor } from './helpers/process.js';
@@ -28,6 +29,21 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
+/** The JavaScript files of the build, relative to `dist/`. */
+const compiled = () => filesUnder('dist').filter((file) => file.endsWith('.js'));
+
+/**
+ * What each module of the build imports: a relative path, a package or a node: built-in. esbuild
+ * writes its import statements at the start of a line and its specifiers in double quotes, which
+ * tells them from the `import('…')` types of JSDoc comments the bundle carries over.
+ */
+function importsOf(file: string): string[] {
+  const code = readFileSync(`${PROJECT_ROOT}dist/${file}`, 'utf8');
+  return [...code.matchAll(/^(?:import|export)\b[^\n]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm)].map(
+    (match) => match[1] ?? match[2] ?? match[3] ?? '',
+  );
+}
+
 // One build for the file: both describes run what it wrote.
 beforeAll(async () => {
   // What an earlier build left for a module src/ no longer has.
@@ -39,36 +55,36 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('npm run build', () => {
-  it('compiles each src/**/*.ts to the same path under dist/ as .js with its source map, and removes what src/ no longer has', () => {
-    const expected = filesUnder('src')
-      .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-      .flatMap((file) => [file.replace(/\.ts$/, '.js'), file.replace(/\.ts$/, '.js.map')]);
+  it('bundles src/main.ts into dist/main.js and its chunks, each with its source map, and removes what an earlier build left', () => {
+    const files = filesUnder('dist');
 
-    expect(filesUnder('dist')).toEqual(expected.sort());
-    expect(expected).toContain('main.js');
-    expect(expected).toContain('__generated__/resolvers-types.js');
+    expect(files).toContain('main.js');
+    expect(files.filter((file) => !/^(?:main|chunks\/[\w-]+)\.js(?:\.map)?$/.test(file))).toEqual([]);
+    for (const file of compiled()) expect(files).toContain(`${file}.map`);
   });
 
-  it('leaves no import in dist/ that needs tsx or a TypeScript loader', () => {
-    const specifiers = filesUnder('dist')
-      .filter((file) => file.endsWith('.js'))
-      .flatMap((file) => [...readFileSync(`${PROJECT_ROOT}dist/${file}`, 'utf8').matchAll(/(?:\bfrom|\bimport\s*\(?)\s*['"]([^'"]+)['"]/g)].map((match) => match[1] ?? ''));
+  it('leaves no import in dist/ that needs tsx, a TypeScript loader or a file outside dist/ (the modules of src/ are in the bundle)', () => {
+    const specifiers = compiled().flatMap(importsOf);
 
-    expect(specifiers).toContain('./config.js');
+    expect(specifiers).toContain('node:module');
     expect(specifiers.filter((specifier) => /\.(?:c|m)?tsx?$/.test(specifier) || /^tsx(?:\/|$)/.test(specifier))).toEqual([]);
+    expect(specifiers.filter((specifier) => specifier.startsWith('../') || /(?:^|\/)src\//.test(specifier))).toEqual([]);
   });
 
-  it('maps stack traces of the compiled code back to src/*.ts lines with NODE_OPTIONS=--enable-source-maps', async () => {
-    const program = "import { loadConfig } from './dist/config.js'; try { loadConfig(['--port', 'eighty'], {}); } catch (error) { console.log(error.stack); }";
+  it("maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces", () => {
+    // Where the bundle holds config.ts's message for a bad port, and what its map says that place is.
+    const [file, line, column] = compiled().flatMap((each) =>
+      readFileSync(`${PROJECT_ROOT}dist/${each}`, 'utf8')
+        .split('\n')
+        .flatMap((text, index) => (text.includes('must be an integer') ? [[each, index, text.indexOf('must be an integer')] as const] : [])),
+    )[0] ?? ['', 0, 0];
+    const map = new SourceMap(JSON.parse(readFileSync(`${PROJECT_ROOT}dist/${file}.map`, 'utf8')) as SourceMapPayload);
+    const entry = map.findEntry(line, column) as { originalSource?: string };
 
-    const { stdout } = await run(process.execPath, [...startFlags, '--input-type=module', '--eval', program], {
-      cwd: PROJECT_ROOT,
-      env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--enable-source-maps' },
-    });
-
-    expect(stdout).toMatch(/PORT must be an integer/);
-    expect(stdout).toMatch(/\/src\/config\.ts:\d+:\d+\)?\n/);
-    expect(stdout).not.toMatch(/dist\/config\.js/);
+    expect(file).not.toBe('');
+    expect(entry.originalSource).toMatch(/(?:^|\/)src\/config\.ts$/);
+    const mainMap = JSON.parse(readFileSync(`${PROJECT_ROOT}dist/main.js.map`, 'utf8')) as SourceMapPayload;
+    expect(mainMap.sources.some((source) => /(?:^|\/)src\/main\.ts$/.test(source))).toBe(true);
   });
 });
 

@@ -88,16 +88,16 @@ const buildStage = stages.find((stage) => runs(stage).some((command) => /\bnpm r
 /** The runtime's `node` command, from its exec-form CMD. */
 const cmd = JSON.parse(runtime.instructions.findLast((instruction) => instruction.keyword === 'CMD')?.args ?? 'null') as string[] | null;
 
-/** Every `new URL('…', import.meta.url)` in src/, as the project path it names once compiled to dist/. */
+/** Every file of the project that src/ reads at run time (`projectFile('…')`), as its path from the project root. */
 function filesReadAtRunTime(): { module: string; path: string }[] {
   return readdirSync(`${PROJECT_ROOT}src`, { recursive: true, encoding: 'utf8' })
     .map((file) => file.split('\\').join('/'))
     .filter((file) => file.endsWith('.ts'))
     .flatMap((file) =>
-      [...readFileSync(`${PROJECT_ROOT}src/${file}`, 'utf8').matchAll(/new URL\(\s*'([^']+)'\s*,\s*import\.meta\.url\s*\)/g)].map((match) => ({
+      [...readFileSync(`${PROJECT_ROOT}src/${file}`, 'utf8').matchAll(/projectFile\(\s*[`']([^`'$]+)/g)].map((match) => ({
         module: `src/${file}`,
-        // dist/ mirrors src/, so the path resolves from the module's place under dist/.
-        path: posix.join(posix.dirname(`dist/${file}`), match[1] ?? ''),
+        // Found from the project root (the folder with package.json), wherever the bundle puts the code.
+        path: match[1] ?? '',
       })),
     );
 }
@@ -153,7 +153,7 @@ describe('Dockerfile', () => {
     // package.json's "type": "module" makes node load dist/*.js as ES modules.
     expect(packageJson.type).toBe('module');
     expect(copied('package.json')?.from).toBeUndefined();
-    // The SDL and the OpenAPI documents, found from dist/ through import.meta.url.
+    // The SDL and the OpenAPI documents, found from the project root (src/project-files.ts).
     const read = filesReadAtRunTime();
     expect(read.map((file) => file.module)).toEqual(expect.arrayContaining(['src/schema.ts', 'src/emulator/contract.ts']));
     for (const { module, path } of read) {

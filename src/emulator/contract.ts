@@ -17,6 +17,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import { isLosslessNumber } from 'lossless-json';
 import { parse } from 'yaml';
+import { projectFile } from '../project-files.js';
 import { apiError, HttpError, mediaTypeOf } from './http.js';
 import { decodeBody, isRecord, UnreadableBody, type BodyFormat } from './wire.js';
 
@@ -24,9 +25,9 @@ import { decodeBody, isRecord, UnreadableBody, type BodyFormat } from './wire.js
 export type Area = 'petstore' | 'plants';
 
 const DOCUMENTS: Record<Area, URL> = {
-  // Relative to this module, so that the emulator finds them wherever it is started from.
-  petstore: new URL('../../schema/petstore.openapi.yaml', import.meta.url),
-  plants: new URL('../../schema/plants.openapi.yaml', import.meta.url),
+  // From the project root, so that the emulator finds them wherever it is started from.
+  petstore: projectFile('schema/petstore.openapi.yaml'),
+  plants: projectFile('schema/plants.openapi.yaml'),
 };
 
 /** The parts of an OpenAPI 3.0 schema object the emulator reads (Ajv reads the rest). */

@@ -82,7 +82,7 @@ export async function startReportingChild<T>(name: string, script: string, args:
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const info = await new Promise<T>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready`)));
     lines.once('line', (line) => resolve(JSON.parse(line) as T));

@@ -3,6 +3,7 @@
  * histogram has a resolution of 1 ms, too coarse for "p50 added latency ≤ 1 ms", so every
  * 2xx response time it reports is kept and the percentiles are computed from them.
  */
+import { inspect } from 'node:util';
 import autocannon from 'autocannon';
 import { memoryOf } from './children.js';
 
@@ -57,7 +58,7 @@ export function runLoad(target: Target | Target[], options: { connections: numbe
       (error: unknown, result: autocannon.Result) => {
         clearInterval(sampler);
         sample();
-        if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+        if (error) return reject(error instanceof Error ? error : new Error(inspect(error)));
         const seconds = (performance.now() - started) / 1000;
         failures += result.non2xx + result.errors + result.timeouts;
         resolve({ requests: latencies.length, seconds, latencies, failures, peakRss });

@@ -3,7 +3,7 @@
  * emulator, with the demo credentials in the headers tab there, and none with real upstreams.
  * (test/browser/graphiql.test.ts runs the first tab in a real browser.)
  */
-import { parse, validate, type OperationDefinitionNode } from 'graphql';
+import { Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway, type GatewayConfig } from '../src/gateway.js';
@@ -43,7 +43,7 @@ async function page(overrides: Partial<GatewayConfig>): Promise<string> {
 /** Every operation of every tab, with the tab's variables. */
 const OPERATIONS = EXAMPLE_TABS.flatMap((tab) =>
   parse(tab.query)
-    .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === 'OperationDefinition')
+    .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)
     .map((definition) => ({ name: definition.name?.value ?? '', query: tab.query, variables: tab.variables ? (JSON.parse(tab.variables) as Record<string, unknown>) : {} })),
 );
 

@@ -4,12 +4,19 @@
  * As production runs it: pointed at upstreams (scripted here), it stops gracefully on SIGTERM
  * and SIGINT with a request in flight, and stays up whatever the upstreams do.
  */
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useProcesses, waitFor } from './helpers/process.js';
 import { closedPortUrl, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
+
+/** The exit code of a child process, once it has exited (null: ended by a signal). */
+async function exitCode(child: ChildProcess): Promise<number | null> {
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
 
 const processes = useProcesses();
 
@@ -31,7 +38,7 @@ describe('npm start', () => {
     expect(result.data).toEqual({ pet: { name: 'Cat 1' }, user: { email: 'email1@test.com' } });
 
     child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
+    const code = await exitCode(child);
     expect(code).toBe(0);
   });
 
@@ -88,7 +95,7 @@ describe('npm start', () => {
   it('stops with exit code 1 and a message naming a bad setting', async () => {
     const { child, output } = start({ PORT: 'eighty' });
 
-    const [code] = await once(child, 'exit');
+    const code = await exitCode(child);
     expect(code).toBe(1);
     expect(output()).toMatch(/Configuration error: PORT must be an integer/);
   });
@@ -98,7 +105,7 @@ describe('npm start', () => {
     try {
       const { child, output } = start({ PORT: new URL(url).port });
 
-      const [code] = await once(child, 'exit');
+      const code = await exitCode(child);
       expect(code).toBe(1);
       expect(output()).toMatch(/Configuration error: cannot listen on HOST=127\.0\.0\.1 PORT=\d+: the port is in use/);
       expect(output()).not.toMatch(/\n\s+at /);
@@ -110,7 +117,7 @@ describe('npm start', () => {
   it('refuses to start with only one upstream URL set', async () => {
     const { child, output } = start({ PETSTORE_URL: 'http://127.0.0.1:9/api/v3' });
 
-    const [code] = await once(child, 'exit');
+    const code = await exitCode(child);
     expect(code).toBe(1);
     expect(output()).toMatch(/PLANTS_URL must be set too/);
   });
@@ -118,7 +125,7 @@ describe('npm start', () => {
   it('refuses a production start without upstream URLs, naming PETSTORE_URL, rather than serve demo data', async () => {
     const { child, output } = start({ NODE_ENV: 'production', WORKERS: '1' });
 
-    const [code] = await once(child, 'exit');
+    const code = await exitCode(child);
     expect(code).toBe(1);
     expect(output()).toMatch(/Configuration error: PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production \(or set EMULATOR=true/);
   });
@@ -135,7 +142,7 @@ describe('npm start', () => {
   it('prints every setting with --help', async () => {
     const { child, output } = start({}, ['--help']);
 
-    const [code] = await once(child, 'exit');
+    const code = await exitCode(child);
     expect(code).toBe(0);
     for (const flag of ['--port', '--petstore-url', '--plants-url', '--petstore-body-format', '--upstream-timeout-ms', '--metrics', '--readiness-timeout-ms', '--otel-exporter-otlp-endpoint', '--otel-traces-exporter']) {
       expect(output()).toContain(flag);

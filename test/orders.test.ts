@@ -53,7 +53,7 @@ describe('order(id)', () => {
 const ORDER_INPUT = { id: '42', petId: MAX_INT64, quantity: 3, shipDate: '2025-03-20T12:00:00+01:00', status: 'approved', complete: false };
 
 /** An ISO 8601 UTC DateTime (`2025-03-20T11:00:00.000Z`) from `from` to `to`, in epoch milliseconds, both included. */
-function utcTimeBetween(from: number, to: number) {
+function utcTimeBetween(from: number, to: number): unknown {
   return expect.toSatisfy(
     (value: unknown) => typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) && Date.parse(value) >= from && Date.parse(value) <= to,
     `an ISO UTC DateTime from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`,
@@ -86,7 +86,7 @@ describe.each(['json', 'xml', 'form'] as const)('placeOrder with %s bodies', (fo
    * sent, except that the reference server ignores a form-encoded order's shipDate and stores
    * the time it placed the order instead.
    */
-  const storedShipDate = (from: number, to: number) =>
+  const storedShipDate = (from: number, to: number): unknown =>
     UPSTREAM === 'reference' && format === 'form' ? utcTimeBetween(from, to) : '2025-03-20T11:00:00.000Z';
 
   it('returns the placed order, the int64 petId exact and the ship date normalised to UTC', async () => {

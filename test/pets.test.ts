@@ -155,7 +155,7 @@ describe('petsByTags', () => {
 
     // tag1: 1, 4, 7; tag2: 1, 2, 4, 5, 7, 8 — the union, each pet once, in first-seen order.
     expect(result.data?.['petsByTags']).toEqual(
-      ['1', '4', '7', '2', '5', '8'].map((id) => expect.objectContaining({ id })),
+      ['1', '4', '7', '2', '5', '8'].map((id): unknown => expect.objectContaining({ id })),
     );
     expect(stack.upstream().map(summary).sort((a, b) => a.query.localeCompare(b.query))).toEqual([
       { method: 'GET', path: '/api/v3/pet/findByTags', query: 'tags=tag1', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },

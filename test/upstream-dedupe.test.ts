@@ -102,7 +102,7 @@ describe('identical reads in flight at once', () => {
     expect(lines).toHaveLength(50);
     for (const line of lines) {
       const shared = line['requestId'] !== firstCaller;
-      expect(line['upstream']).toEqual([{ service: 'petstore', operation: 'getPetById', method: 'GET', status: 200, durationMs: expect.any(Number), ...(shared ? { shared: true } : {}) }]);
+      expect(line['upstream']).toEqual([{ service: 'petstore', operation: 'getPetById', method: 'GET', status: 200, durationMs: expect.any(Number) as unknown, ...(shared ? { shared: true } : {}) }]);
     }
   });
 

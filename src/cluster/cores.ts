@@ -40,7 +40,7 @@ export function cpuQuota(read: ReadText = readText): number | undefined {
   return undefined;
 }
 
-function unique(paths: readonly (string | undefined | '')[]): string[] {
+function unique(paths: readonly (string | undefined)[]): string[] {
   return [...new Set(paths.filter((path): path is string => typeof path === 'string' && path !== ''))].map((path) => path.replace(/\/+$/, ''));
 }
 

@@ -13,7 +13,7 @@ type HttpExtension = { status?: number; headers?: Record<string, string>; spec?:
 
 function httpExtension(extensions: Readonly<Record<string, unknown>> | undefined): HttpExtension | undefined {
   const http = extensions?.['http'];
-  return typeof http === 'object' && http !== null ? (http as HttpExtension) : undefined;
+  return typeof http === 'object' && http !== null ? http : undefined;
 }
 
 /** An error raised as a GraphQL error all the way down (not a masked or wrapped failure). */

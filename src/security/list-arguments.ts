@@ -63,7 +63,7 @@ export function limitListArguments(schema: GraphQLSchema, maxItems: number): Gra
     for (const field of Object.values(type.getFields())) {
       if (EXEMPT.has(`${type.name}.${field.name}`) || !field.args.some((arg) => holdsList(arg.type))) continue;
       const resolve = field.resolve ?? defaultFieldResolver;
-      field.resolve = (source, args, context, info) => {
+      field.resolve = (source, args: Record<string, unknown>, context, info) => {
         checkArguments(field.args, args, maxItems);
         return resolve(source, args, context, info);
       };

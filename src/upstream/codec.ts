@@ -204,7 +204,7 @@ function listItems(raw: unknown): unknown[] {
   if (typeof raw === 'object') {
     // `<photoUrls><photoUrl>a</photoUrl></photoUrls>`, `<ArrayList><item>…</item></ArrayList>`:
     // whatever the item element is called, its occurrences are the items.
-    return Object.values(raw).flatMap((items) => (Array.isArray(items) ? items : [items]));
+    return Object.values(raw as Record<string, unknown>).flatMap((items): unknown[] => (Array.isArray(items) ? (items as unknown[]) : [items]));
   }
   return [raw];
 }

@@ -8,7 +8,7 @@ import { createContext, type GraphQLContext, type Upstreams } from './context.js
 import { responseCachePlugins } from './cache/response-cache.js';
 import { maskError } from './errors.js';
 import { createHttpHandler, type HttpHandler } from './http/lane.js';
-import { graphiqlOptions } from './graphiql.js';
+import { graphiqlOptions } from './plugins/graphiql.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
 import type { RequestScope } from './observability/request-context.js';
 import { createSchema } from './schema.js';

@@ -7,7 +7,7 @@ import { Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway, type GatewayConfig } from '../src/gateway.js';
-import { DEMO_HEADERS, EXAMPLE_TABS } from '../src/graphiql.js';
+import { DEMO_HEADERS, exampleTabs } from '../src/plugins/graphiql.js';
 import { createSchema } from '../src/schema.js';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
 import { captureLog } from './helpers/observed.js';
@@ -41,7 +41,7 @@ async function page(overrides: Partial<GatewayConfig>): Promise<string> {
 }
 
 /** Every operation of every tab, with the tab's variables. */
-const OPERATIONS = EXAMPLE_TABS.flatMap((tab) =>
+const OPERATIONS = exampleTabs().flatMap((tab) =>
   parse(tab.query)
     .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)
     .map((definition) => ({ name: definition.name?.value ?? '', query: tab.query, variables: tab.variables ? (JSON.parse(tab.variables) as Record<string, unknown>) : {} })),
@@ -54,7 +54,7 @@ describe('the example tabs', () => {
 
   it('are valid against the schema', () => {
     const schema = createSchema();
-    for (const tab of EXAMPLE_TABS) expect(validate(schema, parse(tab.query))).toEqual([]);
+    for (const tab of exampleTabs()) expect(validate(schema, parse(tab.query))).toEqual([]);
   });
 
   it.each(OPERATIONS.filter((operation) => operation.name !== 'Upload'))('$name runs as it is on the emulator with the demo credentials', async ({ name, query, variables }) => {
@@ -117,7 +117,7 @@ describe('the page', () => {
     const html = await page({ emulator: false });
     const options = optionsOf(html);
 
-    expect(options.defaultTabs).toHaveLength(EXAMPLE_TABS.length);
+    expect(options.defaultTabs).toHaveLength(exampleTabs().length);
     expect(options.defaultTabs.every((tab) => tab.headers === null)).toBe(true);
     expect(options.defaultHeaders).toBeUndefined();
     expect(options.shouldPersistHeaders).toBe(false);

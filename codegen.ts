@@ -22,7 +22,7 @@ const config: CodegenConfig = {
         scalars: {
           ID: { input: 'string', output: 'string' },
           DateTime: { input: 'string', output: 'string' },
-          File: { input: '../uploads.js#UploadedFile', output: 'never' },
+          File: { input: '../plugins/uploads.js#UploadedFile', output: 'never' },
           // federation's own field-set scalar, declared by codegen in federation mode
           _FieldSet: 'string',
         },

@@ -13,15 +13,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
-import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../src/upstream/http.js';
+import { createUpstreamClient, type UpstreamPool, type UpstreamResponse } from '../src/upstream/http.js';
 
 /** A client that makes each distinct read once and then answers it from memory. */
-function memoizingClient(...args: Parameters<typeof createUpstreamClient>): UpstreamClient {
+function memoizingClient(...args: Parameters<typeof createUpstreamClient>): UpstreamPool {
   const client = createUpstreamClient(...args);
   const answers = new Map<string, UpstreamResponse>();
   return {
     service: client.service,
     close: () => client.close(),
+    ping: (timeoutMs) => client.ping(timeoutMs),
     async request(call) {
       if (call.method !== 'GET') return client.request(call);
       const key = `${call.path}?${JSON.stringify(call.query ?? {})}`;

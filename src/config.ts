@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { BodyFormat } from './upstream/codec.js';
-import type { UpstreamClientOptions, UpstreamService } from './upstream/http.js';
+import type { UpstreamClientOptions } from './upstream/http.js';
+import type { UpstreamService } from './upstream/failure.js';
 
 /**
  * One setting, described once: the field it fills, its environment variable (its flag is derived

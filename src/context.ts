@@ -2,7 +2,7 @@
  * The context of one GraphQL request: the caller's credentials, the request's loaders and the
  * upstream areas. Created per request by yoga.
  */
-import { readCredentials, type Credentials } from './credentials.js';
+import { readCredentials, type Credentials, type HeaderSource } from './credentials.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { PetstoreApi } from './upstream/petstore.js';
 import type { PlantsApi } from './upstream/plants.js';
@@ -20,7 +20,7 @@ export type GraphQLContext = Upstreams & {
 };
 
 /** Builds the context of one request. */
-export function createContext(request: { headers: { get(name: string): string | null } }, upstreams: Upstreams): GraphQLContext {
+export function createContext(request: { headers: HeaderSource }, upstreams: Upstreams): GraphQLContext {
   const credentials = readCredentials(request.headers);
   return { ...upstreams, credentials, loaders: createLoaders(upstreams.petstore, credentials) };
 }

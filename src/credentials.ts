@@ -1,7 +1,8 @@
 /**
  * The caller's credentials, read by an allow-list: the `Authorization: Bearer` token and the
  * `api_key` header, nothing else. Incoming headers are never copied upstream; each upstream
- * operation receives only the credential its security declares (least privilege).
+ * operation receives only the credential its security declares (least privilege). Their values
+ * as secrets (redaction, fingerprints) are `secrets.ts`'s business.
  */
 
 /** What the caller sent. Values are secrets: never log them, never put them in an error. */
@@ -21,7 +22,8 @@ export type Security =
   /** no credential is sent */
   | 'none';
 
-type HeaderSource = { get(name: string): string | null };
+/** Headers read by name: a Fetch `Headers`, or node:http's headers behind a getter. */
+export type HeaderSource = { get(name: string): string | null };
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -30,23 +32,6 @@ export function readCredentials(headers: HeaderSource): Credentials {
   const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
   const apiKey = headers.get('api_key')?.trim();
   return { ...(bearer ? { bearer } : {}), ...(apiKey ? { apiKey } : {}) };
-}
-
-/** Credentials shorter than this are not redacted: replacing "a" everywhere would garble every message. */
-const MIN_REDACTED_LENGTH = 4;
-
-/**
- * The credential values a request carries, as a message could echo them: each credential
- * header whole and, for `Bearer x`, the token alone; responses and log lines never show them.
- */
-export function credentialSecrets(headers: HeaderSource): string[] {
-  const secrets: string[] = [];
-  const authorization = headers.get('authorization');
-  const apiKey = headers.get('api_key');
-  if (authorization === null && apiKey === null) return secrets;
-  const { bearer, apiKey: key } = readCredentials(headers);
-  for (const value of [authorization, bearer, apiKey, key]) if (value != null && value.length >= MIN_REDACTED_LENGTH) secrets.push(value);
-  return secrets;
 }
 
 /** The headers that carry `credentials` to an operation with the given security; empty when it declares none. */

@@ -1,25 +1,106 @@
 /**
- * The one mapping from failures to GraphQL errors. Upstream failures get a stable
- * `extensions.code` and `extensions.upstream { service, operation, status }` with the
- * upstream's own message; anything unexpected is masked (no message, no stack trace).
+ * Every error the gateway answers with, in one place: the `ErrorCode` union (each code, what it
+ * means, and the HTTP status of a request refused with it), the one way to build a coded error
+ * (`codedError`) and to rebuild an error with another message or extensions (`rebuilt`), and the
+ * mapping of failures to them: upstream failures get a stable `extensions.code` and
+ * `extensions.upstream { service, operation, status }` with the upstream's own message; anything
+ * unexpected is masked (no message, no stack trace).
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ASTNode } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
-import { UpstreamError, type UpstreamService } from './upstream/http.js';
+import { UNAVAILABLE_STATUSES, UpstreamError, type UpstreamService } from './upstream/failure.js';
 
-/** Stable error codes of the gateway (`extensions.code`). */
+/** Stable error codes of the gateway (`extensions.code`); the README's Errors section lists them too. */
 export type ErrorCode =
+  // What an upstream answered, or failed to (a field error at the field that needed it).
+  /** the upstream has no such thing (404) */
   | 'NOT_FOUND'
-  | 'BAD_USER_INPUT'
+  /** the upstream needs a credential that was not sent or not accepted (401) */
   | 'UNAUTHENTICATED'
+  /** the upstream refused the credential (403) */
   | 'FORBIDDEN'
+  /** the upstream answered with another failure, or with something the graph cannot use */
   | 'UPSTREAM_ERROR'
+  /** the upstream did not answer in time */
   | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE';
+  /** the upstream could not be reached, or answered 502, 503 or 504 */
+  | 'UPSTREAM_UNAVAILABLE'
+  // The caller's input.
+  /** a bad argument, variable or upload part: found by the gateway, or an upstream 400/409/422 */
+  | 'BAD_USER_INPUT'
+  /** an uploaded file over UPLOAD_MAX_BYTES, more files than UPLOAD_MAX_FILES, or a body over REQUEST_MAX_BYTES (413) */
+  | 'PAYLOAD_TOO_LARGE'
+  // Requests refused as a whole, before anything ran (src/security/).
+  /** the request cannot be read: not JSON, not UTF-8, a bad Content-Length, variables that are not JSON (400) */
+  | 'BAD_REQUEST'
+  /** a POST whose content type carries no GraphQL request (415) */
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  /** the client sent more requests than its rate limit allows (429, with Retry-After) */
+  | 'RATE_LIMITED'
+  /** a browser-style request without a CSRF prevention header (403) */
+  | 'CSRF_HEADER_REQUIRED'
+  /** the operation nests fields deeper than QUERY_MAX_DEPTH (400) */
+  | 'QUERY_TOO_DEEP'
+  /** the operation has more aliases than QUERY_MAX_ALIASES (400) */
+  | 'TOO_MANY_ALIASES'
+  /** the document has more tokens than QUERY_MAX_TOKENS (400) */
+  | 'TOO_MANY_TOKENS'
+  /** the operation has more directives than QUERY_MAX_DIRECTIVES (400) */
+  | 'TOO_MANY_DIRECTIVES'
+  /** the operation's estimated cost is over QUERY_MAX_COST (400) */
+  | 'QUERY_TOO_COSTLY'
+  /** `__schema`, `__type` or `_service` while INTROSPECTION is off (400) */
+  | 'INTROSPECTION_DISABLED'
+  /** TRUSTED_DOCUMENTS is set and the request sent a document text or no hash (400) */
+  | 'TRUSTED_DOCUMENT_REQUIRED'
+  /** TRUSTED_DOCUMENTS is set and the hash is not in the manifest (400) */
+  | 'TRUSTED_DOCUMENT_NOT_FOUND'
+  /** the operation needed more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION (a field error) */
+  | 'UPSTREAM_FANOUT_LIMIT';
+
+/** Where an error points, and how a request refused with it is answered. */
+export type CodedErrorOptions = {
+  /** the HTTP status of a request refused as a whole (yoga reads `extensions.http` and leaves it out of the body) */
+  status?: number;
+  /** response headers of such a refusal, e.g. `Retry-After` */
+  headers?: Record<string, string>;
+  /** the part of the document the error is about */
+  nodes?: ASTNode | readonly ASTNode[];
+};
+
+/** The one way to build an error with a code. */
+export function codedError(code: ErrorCode, message: string, options: CodedErrorOptions = {}): GraphQLError {
+  const { status, headers, nodes } = options;
+  const http = status === undefined ? undefined : { status, ...(headers ? { headers } : {}) };
+  return new GraphQLError(message, { ...(nodes ? { nodes } : {}), extensions: { code, ...(http ? { http } : {}) } });
+}
+
+/**
+ * The same error (its place in the document and in the result) with another message or other
+ * extensions: errors are immutable once built, and redaction, masking and coding rebuild them.
+ */
+export function rebuilt(
+  error: GraphQLError,
+  change: { message?: string; extensions?: GraphQLError['extensions'] },
+): GraphQLError {
+  return new GraphQLError(change.message ?? error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: change.extensions ?? error.extensions,
+  });
+}
 
 /** An error in the caller's input, found before any upstream call. */
 export function badUserInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  return codedError('BAD_USER_INPUT', message);
+}
+
+/** What execution threw, as a result's error: masked on its way out (see {@link maskError}). */
+export function unexpectedError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  return new GraphQLError('Unexpected error.', { originalError: error instanceof Error ? error : undefined });
 }
 
 /** The code of an upstream failure. */
@@ -41,13 +122,13 @@ function statusCode(status: number): ErrorCode {
   if (status === 403) return 'FORBIDDEN';
   if (status === 404) return 'NOT_FOUND';
   if (status === 400 || status === 409 || status === 422) return 'BAD_USER_INPUT';
-  if (status === 502 || status === 503 || status === 504) return 'UPSTREAM_UNAVAILABLE';
+  if (UNAVAILABLE_STATUSES.has(status)) return 'UPSTREAM_UNAVAILABLE';
   return 'UPSTREAM_ERROR';
 }
 
 /** An upstream answer without a field the graph guarantees (for example a pet without an id). */
 export function incompleteAnswer(service: UpstreamService, field: string): never {
-  throw new UpstreamError(service, field, 'invalid-response', `${service} sent no ${field}`);
+  throw new UpstreamError({ service, operation: field, failure: 'invalid-response', message: `${service} sent no ${field}` });
 }
 
 /** True when an upstream said the thing asked for does not exist. */
@@ -55,35 +136,39 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof UpstreamError && error.failure === 'status' && error.status === 404;
 }
 
+/** The `extensions.upstream` of an upstream failure: which call, and what it answered. */
+function upstreamExtension(error: UpstreamError): Record<string, unknown> {
+  return {
+    service: error.service,
+    operation: error.operation,
+    ...(error.status !== undefined ? { status: error.status } : {}),
+    ...(error.upstreamCode !== undefined ? { error: error.upstreamCode } : {}),
+  };
+}
+
 /**
  * yoga's `maskedErrors.maskError`: upstream failures become coded errors at the place (path,
  * locations) where they happened; GraphQL's own errors pass; everything else is masked, and
  * never with the original error attached, whatever NODE_ENV says.
  */
-export function maskError(error: unknown, message: string): Error {
+export function maskError(error: unknown, message: string): GraphQLError {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof UpstreamError) {
-    const located = error instanceof GraphQLError ? error : undefined;
-    return new GraphQLError(original.message, {
-      ...(located ? { nodes: located.nodes, source: located.source, positions: located.positions, path: located.path } : {}),
-      extensions: {
-        code: upstreamErrorCode(original),
-        upstream: {
-          service: original.service,
-          operation: original.operation,
-          ...(original.status !== undefined ? { status: original.status } : {}),
-          ...(original.upstreamCode !== undefined ? { error: original.upstreamCode } : {}),
-        },
-      },
-    });
+    const extensions = { code: upstreamErrorCode(original), upstream: upstreamExtension(original) };
+    return error instanceof GraphQLError
+      ? rebuilt(error, { message: original.message, extensions })
+      : new GraphQLError(original.message, { extensions });
   }
   if (error instanceof GraphQLError && error.extensions['originalError'] !== undefined) {
-    // yoga attaches the parser's own message (which quotes the request body) to some request
-    // errors; the code and message say enough.
-    const { originalError: _dropped, ...extensions } = error.extensions;
-    return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
+    // yoga attaches the parser's own message (which quotes the request body) to the errors of a
+    // request it could not parse; the code and message say enough. Without that attachment
+    // yoga would take the error for a well-formed request's and answer 200 under
+    // `Accept: application/json`; the GraphQL-over-HTTP spec wants 400 for a request that could
+    // not be parsed, so its `http.spec` mark goes too and its status (400) is kept.
+    const { originalError: _dropped, http, ...extensions } = error.extensions;
+    return rebuilt(error, { extensions: { ...extensions, ...(http?.status !== undefined ? { http: { status: http.status } } : {}) } });
   }
-  return yogaMaskError(error, message, false);
+  return yogaMaskError(error, message, false) as GraphQLError;
 }
 
 /** True for failures that are part of normal operation (an upstream said no, a caller sent bad input), which need no stack trace in the log. */

@@ -5,18 +5,21 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
-import { responseCachePlugins } from './cache/response-cache.js';
+import { responseCachePlugins } from './plugins/response-cache.js';
 import { maskError } from './errors.js';
 import { createHttpHandler, type HttpHandler } from './http/lane.js';
 import { graphiqlOptions } from './plugins/graphiql.js';
+import { useOperationsEndpoints } from './observability/endpoints.js';
+import { checkReadiness } from './observability/health.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
 import type { RequestScope } from './observability/request-context.js';
 import { createSchema } from './schema.js';
 import { createSecurity } from './security/index.js';
 import type { UpstreamCallBudget } from './security/fan-out.js';
 import type { RateLimitStore } from './security/rate-limit.js';
-import { useStreamingUploads } from './uploads.js';
-import { createUpstreamClient, type UpstreamClientOptions, type UpstreamService } from './upstream/http.js';
+import { useStreamingUploads } from './plugins/uploads.js';
+import { createUpstreamClient, type UpstreamClientOptions } from './upstream/http.js';
+import { type UpstreamService } from './upstream/failure.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 
@@ -113,11 +116,16 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     plugins: [
       useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
       ...security.plugins,
-      // Off unless RESPONSE_CACHE_TTL_MS is set (src/cache/response-cache.ts).
+      // Off unless RESPONSE_CACHE_TTL_MS is set (src/plugins/response-cache.ts).
       ...responseCachePlugins({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }),
       // Last: it logs and counts results and responses as they leave, every error with its final
-      // code; its instrumentation still wraps the whole request, refused ones included.
+      // code; its instrumentation still wraps the whole request, refused ones included. Then
+      // /metrics and /readiness, the latter asked through each area's own pool.
       observability.plugin,
+      useOperationsEndpoints({
+        metrics: observability.metrics,
+        readiness: () => checkReadiness([petstoreClient, plantsClient], config.readinessTimeoutMs),
+      }),
     ],
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
     logging,

@@ -11,7 +11,7 @@ import { availableCores } from './cluster/cores.js';
 import { clusterMetrics, onCollectMessage, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, startCommand, type Config } from './config.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './observability/logger.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
 

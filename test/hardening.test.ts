@@ -67,6 +67,12 @@ type Case = {
 
 const cases: Record<string, Case> = {
   'malformed JSON': { send: () => post('{"query": "{ pet(id: 1) { id } }"', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
+  // The GraphQL-over-HTTP spec: a body that cannot be parsed SHOULD be a 400 under application/json too.
+  'malformed JSON, accepting only application/json': {
+    send: () => post('{"query": ', 'application/json', { ...ALL_CREDENTIALS, accept: 'application/json' }),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
   'a JSON body that is not an object': { send: () => post('"{ pet(id: 1) { id } }"', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
   'a JSON object without a query': { send: () => post('{"variables": {}}', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
   'an empty body': { send: () => post('', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
@@ -82,7 +88,7 @@ const cases: Record<string, Case> = {
     status: 415,
     codes: ['UNSUPPORTED_MEDIA_TYPE'],
   },
-  'a huge query string (2 MB)': { send: () => postQuery(`{ pet(id: 1) { id } ${' '.repeat(2 * 1024 * 1024)} }`), status: 413, codes: ['REQUEST_ENTITY_TOO_LARGE'] },
+  'a huge query string (2 MB)': { send: () => postQuery(`{ pet(id: 1) { id } ${' '.repeat(2 * 1024 * 1024)} }`), status: 413, codes: ['PAYLOAD_TOO_LARGE'] },
   'a body that declares a huge Content-Length': {
     // Refused from the header alone, before a byte of the body is read (only its first bytes are ever sent).
     send: () =>
@@ -100,7 +106,7 @@ const cases: Record<string, Case> = {
         outgoing.write('{"query": "');
       }),
     status: 413,
-    codes: ['REQUEST_ENTITY_TOO_LARGE'],
+    codes: ['PAYLOAD_TOO_LARGE'],
   },
   'a query of 2500 tokens in a GET URL': { send: () => get({ query: `{ ${'a '.repeat(2500)}}` }), status: 400, codes: ['TOO_MANY_TOKENS'] },
   'deep nesting (12 levels of introspection types)': {
@@ -198,6 +204,17 @@ describe('each bad request gets a coded 4xx or GraphQL error, reaches no upstrea
 
     expect({ status: result.status, codes: codes(result) }).toEqual({ status: bad.status, codes: bad.codes });
     await expectNextGoodRequestAnswered();
+  });
+});
+
+describe('a body that is not JSON', () => {
+  it("is answered 400 with the gateway's message alone: nothing of the parser's error, no stack", async () => {
+    const result = await post('{"query": ', 'application/json', { ...ALL_CREDENTIALS, accept: 'application/json' });
+
+    expect(result.status).toBe(400);
+    expect(result.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(result.body).toEqual({ errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+    expect(stack.upstream()).toEqual([]);
   });
 });
 

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Credentials } from '../src/credentials.js';
 import { createLoaders, primePets } from '../src/loaders.js';
-import { UpstreamError, type UpstreamClient } from '../src/upstream/http.js';
+import { type UpstreamClient } from '../src/upstream/http.js';
+import { UpstreamError } from '../src/upstream/failure.js';
 import type { OrderPayload, PetPayload, UserPayload } from '../src/upstream/payloads.js';
 import { createPetstoreApi, type PetstoreApi } from '../src/upstream/petstore.js';
 
@@ -40,7 +41,7 @@ function fakePetstore(lookups: { pet?: Lookup<PetPayload>; order?: Lookup<OrderP
   return { petstore, calls };
 }
 
-const notFound = (operation: string) => new UpstreamError('petstore', operation, 'status', 'Pet not found', 404);
+const notFound = (operation: string) => new UpstreamError({ service: 'petstore', operation, failure: 'status', message: 'Pet not found', status: 404 });
 
 describe('within one request', () => {
   it('fetches each distinct pet once, answering in the order asked', async () => {
@@ -108,7 +109,7 @@ describe('missing and failing keys', () => {
   });
 
   it('another upstream error fails only its own key, with that error', async () => {
-    const failure = new UpstreamError('petstore', 'getPetById', 'status', 'There was an error processing your request', 500);
+    const failure = new UpstreamError({ service: 'petstore', operation: 'getPetById', failure: 'status', message: 'There was an error processing your request', status: 500 });
     const { petstore, calls } = fakePetstore({ pet: (id) => (id === '2' ? Promise.reject(failure) : Promise.resolve({ id })) });
     const loaders = createLoaders(petstore, {});
 
@@ -120,7 +121,7 @@ describe('missing and failing keys', () => {
   });
 
   it('a timeout is an error, not null: only a 404 answer means missing', async () => {
-    const timeout = new UpstreamError('petstore', 'getPetById', 'timeout', 'petstore did not answer getPetById within 200 ms');
+    const timeout = new UpstreamError({ service: 'petstore', operation: 'getPetById', failure: 'timeout', message: 'petstore did not answer getPetById within 200 ms' });
     const { petstore } = fakePetstore({ pet: () => Promise.reject(timeout) });
 
     await expect(createLoaders(petstore, {}).petById.load('1')).rejects.toBe(timeout);

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
-import type { UpstreamClient } from '../src/upstream/http.js';
+import type { UpstreamPool } from '../src/upstream/http.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER } from './helpers/stack.js';
 
@@ -217,7 +217,7 @@ describe('secrets stay out of the log', () => {
 
   it('an unexpected error whose message quotes the credentials is logged with its stack, and without them', async () => {
     const crash = new TypeError(`Cannot read properties of undefined (reading 'id') (Bearer ${BEARER}, api_key ${API_KEY})`);
-    const crashing = (service: 'petstore' | 'plants'): UpstreamClient => ({ service, request: () => Promise.reject(crash), close: () => Promise.resolve() });
+    const crashing = (service: 'petstore' | 'plants'): UpstreamPool => ({ service, request: () => Promise.reject(crash), ping: () => Promise.resolve(200), close: () => Promise.resolve() });
     gateway = await serveObserved(emulator, {}, { createUpstreamClient: crashing });
 
     await gateway.gql('query Crash { pet(id: 1) { name } }', {}, ALL_CREDENTIALS);

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { createUpstreamClient, retryDelay, UpstreamError, type RetryEvent } from '../src/upstream/http.js';
+import { createUpstreamClient, retryDelay, type RetryEvent } from '../src/upstream/http.js';
+import { UpstreamError } from '../src/upstream/failure.js';
 import {
   closedPortUrl,
   json,

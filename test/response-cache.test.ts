@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { credentialSession } from '../src/cache/response-cache.js';
+import { credentialSession } from '../src/plugins/response-cache.js';
 import { loadConfig } from '../src/config.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, summary, useStack } from './helpers/stack.js';
 

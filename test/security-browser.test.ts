@@ -6,7 +6,7 @@ import { getIntrospectionQuery } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { changedSettings, helpText, loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
-import type { UpstreamClient } from '../src/upstream/http.js';
+import type { UpstreamPool } from '../src/upstream/http.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, listen, postGraphQL, startStack, stop, testConfig, useStack, type Stack } from './helpers/stack.js';
 
 const stack = useStack();
@@ -174,7 +174,7 @@ describe('NODE_ENV=production', () => {
 
   it('serves no GraphiQL page, refuses introspection, and masks an internal error without its details', async () => {
     const crash = new TypeError(`Cannot read properties of undefined (reading 'id') at /work/main/src/upstream/http.ts:120 (Bearer ${BEARER}, api_key ${API_KEY})`);
-    const crashing = (service: 'petstore' | 'plants'): UpstreamClient => ({ service, request: () => Promise.reject(crash), close: () => Promise.resolve() });
+    const crashing = (service: 'petstore' | 'plants'): UpstreamPool => ({ service, request: () => Promise.reject(crash), ping: () => Promise.resolve(200), close: () => Promise.resolve() });
     const config = testConfig({ ...production, host: '127.0.0.1', port: 0, logLevel: 'error', petstoreUrl: stack.emulator.petstoreUrl, plantsUrl: stack.emulator.plantsUrl });
     const gateway = createGateway(config, { createUpstreamClient: crashing });
     const { server, url } = await listen(gateway.handler);

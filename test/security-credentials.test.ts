@@ -159,6 +159,7 @@ describe('secrets never leave', () => {
     const crashing: GatewayDependencies['createUpstreamClient'] = (service) => ({
       service,
       close: () => Promise.resolve(),
+      ping: () => Promise.resolve(200),
       request: (call) => Promise.reject(new TypeError(`cannot send ${JSON.stringify(call.headers)} ${typeof call.body?.data === 'string' ? call.body.data : ''}`)),
     });
     const crashingGateway = await serve(upstream, {}, { createUpstreamClient: crashing });

@@ -170,11 +170,11 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
     expect(await response.json()).toEqual({ data: { pet: { id: '1' } } });
   });
 
-  it('refuses a body one byte over it with 413 REQUEST_ENTITY_TOO_LARGE', async () => {
+  it('refuses a body one byte over it with 413 PAYLOAD_TOO_LARGE', async () => {
     const response = await send(bodyOf(1025));
 
     expect(response.status).toBe(413);
-    expect(await response.json()).toEqual({ errors: [{ message: 'The request body is larger than 1024 bytes', extensions: { code: 'REQUEST_ENTITY_TOO_LARGE' } }] });
+    expect(await response.json()).toEqual({ errors: [{ message: 'The request body is larger than 1024 bytes', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
     expect(stack.upstream()).toEqual([]);
   });
 
@@ -190,7 +190,7 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
     const response = await fetch(small().url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body, duplex: 'half' } as RequestInit);
 
     expect(response.status).toBe(413);
-    expect(((await response.json()) as GraphQLResponse).errors?.[0]?.extensions).toEqual({ code: 'REQUEST_ENTITY_TOO_LARGE' });
+    expect(((await response.json()) as GraphQLResponse).errors?.[0]?.extensions).toEqual({ code: 'PAYLOAD_TOO_LARGE' });
   });
 
   it('lets an upload be larger: a 4 KiB file goes through a gateway whose JSON limit is 1 KiB', async () => {

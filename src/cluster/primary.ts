@@ -6,7 +6,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import type { MetricsJson } from '../observability/metrics.js';
 import { createMemoryRateLimitStore } from '../security/rate-limit-store.js';
 import { isMessage, type CollectedMessage, type ListeningMessage, type MetricsMessage, type ReadyMessage, type StartMessage, type StopMessage, type TakeMessage, type ToWorker } from './ipc.js';

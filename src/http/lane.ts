@@ -15,15 +15,17 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { normalizedExecutor } from '@graphql-tools/executor';
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, type DocumentNode, type GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
-import { secretValues } from '../logger.js';
+import type { HeaderSource } from '../credentials.js';
+import { unexpectedError } from '../errors.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { RequestRecord, RequestScope } from '../observability/request-context.js';
 import { clientAddress, rateLimitMessage, type RateLimiter } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
-import { CSRF_HEADERS } from '../security/index.js';
+import { CSRF_HEADERS } from '../security/cross-site.js';
+import { secretValues } from '../secrets.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
 /** A node:http request listener. */
@@ -35,9 +37,9 @@ export type LaneOptions = {
   /** the executable schema yoga serves (with the gateway's wrappers) */
   schema: GraphQLSchema;
   /** the context of one operation, from the request's headers; its upstream calls are made for `scope` */
-  context(headers: HeaderReader, scope: RequestScope): GraphQLContext | Promise<GraphQLContext>;
+  context(headers: HeaderSource, scope: RequestScope): GraphQLContext | Promise<GraphQLContext>;
   /** yoga's `maskedErrors.maskError` */
-  maskError(error: unknown, message: string): Error;
+  maskError(error: unknown, message: string): GraphQLError;
   /** logs an error that was masked (unexpected: with its stack, server-side) */
   logMasked(error: unknown): void;
   /** a debug-level log line */
@@ -56,11 +58,8 @@ export type LaneOptions = {
   enabled: boolean;
 };
 
-/** Headers read by name, as the context, the credentials and the observations read them. */
-export type HeaderReader = { get(name: string): string | null };
-
-/** node's headers as a {@link HeaderReader}: names are already lower case, repeated ones joined as Fetch does. */
-function headerReader(headers: IncomingHttpHeaders): HeaderReader {
+/** node's headers as a {@link HeaderSource}: names are already lower case, repeated ones joined as Fetch does. */
+function headerReader(headers: IncomingHttpHeaders): HeaderSource {
   return {
     get(name) {
       const value = headers[name];
@@ -154,7 +153,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   }
 
   /** Parses and validates a document through yoga's own parse and validate (its limits, its rules), once. */
-  function prepare(record: RequestRecord, query: string, operationName: string | null | undefined, method: string, headers: HeaderReader): Prepared | undefined {
+  function prepare(record: RequestRecord, query: string, operationName: string | null | undefined, method: string, headers: HeaderSource): Prepared | undefined {
     const enveloped = yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
     let document: DocumentNode;
     try {
@@ -188,7 +187,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     const errors = result.errors.map((error) => {
       const masked = options.maskError(error, 'Unexpected error.');
       if (masked !== error) observe.logging(record, () => options.logMasked(error));
-      return masked instanceof GraphQLError ? masked : new GraphQLError(masked.message, { originalError: masked });
+      return masked;
     });
     return redactResult(codeVariableErrors({ ...result, errors }), record.secrets);
   }
@@ -252,7 +251,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
       if (Symbol.asyncIterator in executed) throw new Error('a query or mutation answered with a stream');
       result = executed;
     } catch (error) {
-      result = { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.', { originalError: error instanceof Error ? error : undefined })] };
+      result = { errors: [unexpectedError(error)] };
     } finally {
       operation.ended = performance.now();
     }

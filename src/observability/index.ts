@@ -1,19 +1,20 @@
 /**
- * Operations: one request log line, metrics, traces and the readiness and metrics endpoints,
- * as one yoga plugin plus one upstream observer. Every request gets an id (the caller's
+ * Operations: one request log line, metrics and traces, as one yoga plugin plus one upstream
+ * observer; the readiness and metrics endpoints are a plugin of their own (`endpoints.ts`). Every request gets an id (the caller's
  * `x-request-id`, or a new one) that comes back in the response, goes upstream with each call
  * and is on every log line written while it is served.
  */
 import { getOperationAST, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { credentialSecrets } from '../credentials.js';
-import { createLogger, secretValues, type DestinationStream, type Logger } from '../logger.js';
+import type { HeaderSource } from '../credentials.js';
+import { createLogger, type DestinationStream, type Logger } from './logger.js';
+import { credentialSecrets, secretValues } from '../secrets.js';
 import { yogaLogger } from './yoga-logger.js';
-import type { UpstreamObserver, UpstreamService } from '../upstream/http.js';
-import { checkReadiness } from './health.js';
+import type { UpstreamObserver } from '../upstream/http.js';
+import type { UpstreamService } from '../upstream/failure.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { ambientScope, duringRequest, requestIdFrom, runInOperation, runInRequest, type OperationRecord, type RequestRecord, type UpstreamCallRecord } from './request-context.js';
 import { requestLogLine } from './request-log.js';
 import { createTracing, endOperationSpan, nameOperationSpan, type TracingConfig, type TracingDependencies } from './tracing.js';
@@ -44,6 +45,8 @@ export type Observability = {
   log: Logger;
   /** last in the gateway's plugins, so that it sees results and responses as they leave */
   plugin: Plugin;
+  /** the metrics, for /metrics (`endpoints.ts`); undefined when METRICS is off */
+  metrics: Metrics | undefined;
   /** given to the upstream clients: metrics, spans, log entries and headers of each upstream call */
   observeUpstream: UpstreamObserver;
   /** the same observations for requests the gateway's own HTTP lane serves (src/http/), in the order yoga's hooks make them */
@@ -51,9 +54,6 @@ export type Observability = {
   /** exports the spans still buffered */
   close(): Promise<void>;
 };
-
-/** Headers as the observations read them: a Fetch `Headers`, or the lane's view of node's. */
-type HeaderSource = { get(name: string): string | null };
 
 /** See {@link Observability.lane}. */
 export type RequestObservations = {
@@ -187,21 +187,6 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
         })();
       },
     },
-    async onRequest({ request, url, endResponse, fetchAPI }) {
-      if (request.method !== 'GET') return;
-      if (url.pathname === METRICS_PATH && metrics) {
-        const { contentType, body } = await metrics.render();
-        endResponse(new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }));
-      } else if (url.pathname === READINESS_PATH) {
-        const readiness = await checkReadiness(
-          (['petstore', 'plants'] as const).map((service) => ({ service, baseUrl: baseUrls[service] })),
-          config.readinessTimeoutMs,
-        );
-        const failing = Object.entries(readiness.upstreams).flatMap(([service, result]) => (result.ready ? [] : [`${service} (${result.reason})`]));
-        const body = failing.length > 0 ? { ...readiness, message: `not ready: ${failing.join(', ')}` } : readiness;
-        endResponse(fetchAPI.Response.json(body, { status: readiness.status === 'ready' ? 200 : 503, headers: { 'cache-control': 'no-store' } }));
-      }
-    },
     onParams({ params }) {
       const scope = ambientScope();
       if (scope?.operation === undefined) return;
@@ -251,6 +236,7 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     logger: yogaLogger(log),
     log,
     plugin,
+    metrics,
     observeUpstream,
     lane: { beginRequest, beginOperation, paramsRead, executing, resultReady, refused, responseReady, logging: duringRequest },
     close: async () => tracing?.shutdown(),

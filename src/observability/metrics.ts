@@ -6,7 +6,8 @@
  * registered once.
  */
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
+import type { UpstreamCallOutcome } from '../upstream/http.js';
+import type { UpstreamService } from '../upstream/failure.js';
 import type { OperationRecord } from './request-context.js';
 
 /**

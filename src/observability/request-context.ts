@@ -13,7 +13,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context, Span } from '@opentelemetry/api';
-import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
+import type { UpstreamCallOutcome } from '../upstream/http.js';
+import type { UpstreamService } from '../upstream/failure.js';
 
 /** One upstream call of a request, as the request log shows it. */
 export type UpstreamCallRecord = {

@@ -4,7 +4,7 @@
  * Secrets stay out: no query text, no credential; at debug level the headers and variables
  * join the line, with credentials and fields named like secrets replaced by `[redacted]`.
  */
-import { redactSecrets } from '../logger.js';
+import { redactFields } from '../secrets.js';
 import type { RequestRecord, UpstreamCallRecord } from './request-context.js';
 
 /** Upstream calls listed one by one in a line; a request that makes more lists the first ones (`upstreamCalls` counts all). */
@@ -45,7 +45,7 @@ export function requestLogLine(request: RequestRecord, status: number): { messag
     upstreamCalls: request.upstream.length,
     upstream: request.upstream.slice(0, MAX_LOGGED_UPSTREAM_CALLS).map(upstreamEntry),
     ...(request.headers ? { headers: request.headers } : {}),
-    ...(request.headers ? { variables: operations.map((operation) => redactSecrets(operation.variables ?? null)) } : {}),
+    ...(request.headers ? { variables: operations.map((operation) => redactFields(operation.variables ?? null)) } : {}),
   };
   const name = single?.name ? ` ${single.name}` : '';
   return { message: `${request.method} ${request.path}${name} ${status}`, fields };

@@ -8,7 +8,9 @@ import { createRequire } from 'node:module';
 import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config } from '../config.js';
-import type { UpstreamCallOutcome, UpstreamService } from '../upstream/http.js';
+import type { HeaderSource } from '../credentials.js';
+import type { UpstreamCallOutcome } from '../upstream/http.js';
+import type { UpstreamService } from '../upstream/failure.js';
 
 /**
  * The SDK, the OTLP exporter and the W3C propagator, loaded on the first gateway that traces:
@@ -78,7 +80,7 @@ function sampler(config: TracingConfig, { AlwaysOffSampler, AlwaysOnSampler, Par
 /** The tracing of one gateway. */
 export type Tracing = {
   /** the caller's trace context from its `traceparent` and `tracestate` headers (the root context when it sent none) */
-  extract(headers: { get(name: string): string | null }): Context;
+  extract(headers: HeaderSource): Context;
   /** starts the span of one GraphQL operation; name it with {@link nameOperationSpan} once its name is known */
   startOperation(parent: Context): Span;
   /** starts the span of one upstream call, a child of the operation's span (when there is one) */

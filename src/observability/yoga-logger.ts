@@ -6,8 +6,8 @@
  */
 import type { YogaLogger } from 'graphql-yoga';
 import { isExpectedError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { UpstreamError } from '../upstream/http.js';
+import type { Logger } from './logger.js';
+import { UpstreamError } from '../upstream/failure.js';
 
 function describe(error: unknown): { message: string; fields: Record<string, unknown> } {
   const original = error instanceof Error && 'originalError' in error && error.originalError instanceof Error ? error.originalError : error;

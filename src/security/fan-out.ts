@@ -6,7 +6,7 @@
  * slot and the caller's request open for work the caller should not have asked for in one
  * operation, and a refusal tells the caller exactly that.
  */
-import { GraphQLError } from 'graphql';
+import { codedError } from '../errors.js';
 import type { RequestScope } from '../observability/request-context.js';
 import type { UpstreamClient } from '../upstream/http.js';
 
@@ -31,9 +31,10 @@ export class UpstreamCallBudget {
         this.#used += 1;
         if (this.#used > this.maxCalls) {
           return Promise.reject(
-            new GraphQLError(`This operation needs more than ${this.maxCalls} upstream calls; ask for fewer items per operation`, {
-              extensions: { code: 'UPSTREAM_FANOUT_LIMIT' },
-            }),
+            codedError(
+              'UPSTREAM_FANOUT_LIMIT',
+              `This operation needs more than ${this.maxCalls} upstream calls; ask for fewer items per operation`,
+            ),
           );
         }
         return client.request(scope ? { ...call, scope } : call);

@@ -3,12 +3,11 @@
  * and plugins, the list-argument bound on the schema, and the upstream call budget of each
  * operation. Each protection lives in its own module; this one only wires them.
  */
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import type { Config } from '../config.js';
+import { corsOptions, useCsrfPrevention } from './cross-site.js';
 import { checkRepresentations } from './entities.js';
-import { refused } from './errors.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
@@ -39,48 +38,6 @@ export type SecurityConfig = Pick<
   | 'graphiql'
   | 'trustedDocuments'
 >;
-
-/**
- * Headers that mark a request as sent by a script rather than by a plain HTML form or link (which
- * a browser sends cross-site without asking): ours, and the ones common clients already send.
- */
-export const CSRF_HEADERS = ['x-graphql-csrf', 'x-graphql-yoga-csrf', 'graphql-preflight', 'apollo-require-preflight', 'x-apollo-operation-name'];
-
-/** Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all). */
-const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'authorization', 'api_key', ...CSRF_HEADERS];
-
-type CorsOptions = YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors'];
-
-/** No CORS headers at all unless origins are configured: only pages of the gateway's own origin can read its answers. */
-function corsOptions(origins: readonly string[] | undefined): CorsOptions {
-  if (origins === undefined) return false;
-  const any = origins.includes('*');
-  return { origin: [...origins], credentials: !any, methods: ['GET', 'POST'], allowedHeaders: CORS_ALLOWED_HEADERS, maxAge: 600 };
-}
-
-/**
- * yoga's CSRF prevention, with a stable code: a GET, or a POST with a content type an HTML form
- * can send (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`), must carry
- * one of {@link CSRF_HEADERS}. A JSON POST needs none: browsers ask the server first (preflight).
- */
-function useCsrfPrevention(): Plugin {
-  const library = useCSRFPrevention({ requestHeaders: CSRF_HEADERS });
-  return {
-    onRequestParse(payload) {
-      // Other methods are refused by yoga anyway (405); an OPTIONS preflight is CORS's business.
-      if (payload.request.method !== 'GET' && payload.request.method !== 'POST') return undefined;
-      try {
-        return library.onRequestParse?.(payload);
-      } catch {
-        throw refused(
-          'CSRF_HEADER_REQUIRED',
-          'This request could have been sent by another site: send it as application/json, or add the header x-graphql-csrf: 1 (GET requests and uploads need the header)',
-          403,
-        );
-      }
-    },
-  };
-}
 
 /** The protections of one gateway. */
 export type Security = {

@@ -5,9 +5,9 @@
  * upstreams receive nothing.
  */
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { getNamedType, GraphQLError, isIntrospectionType, type ValidationRule } from 'graphql';
+import { getNamedType, isIntrospectionType, type GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { refused, type SecurityErrorCode } from './errors.js';
+import { codedError, type ErrorCode } from '../errors.js';
 
 /** The limits on one operation. */
 export type QueryLimits = {
@@ -34,8 +34,8 @@ function plainMessage(error: GraphQLError): string {
 }
 
 /** Reports a validation rule's rejection as one validation error with our code (yoga sends it with 400). */
-function report(code: SecurityErrorCode): RejectCallback {
-  return (context, error) => context?.reportError(new GraphQLError(plainMessage(error), { extensions: { code } }));
+function report(code: ErrorCode): RejectCallback {
+  return (context, error) => context?.reportError(codedError(code, plainMessage(error)));
 }
 
 /**
@@ -56,7 +56,7 @@ export function useQueryLimits(limits: QueryLimits): Plugin {
       // The parser calls this with no validation context: throwing is how a parse is refused.
       onReject: [
         (_, error) => {
-          throw refused('TOO_MANY_TOKENS', plainMessage(error), 400);
+          throw codedError('TOO_MANY_TOKENS', plainMessage(error), { status: 400 });
         },
       ],
     },
@@ -74,7 +74,7 @@ const noIntrospection: ValidationRule = (context) => ({
     const type = getNamedType(context.getType());
     const isServiceSdl = node.name.value === '_service' && context.getParentType() === context.getSchema().getQueryType();
     if ((type && isIntrospectionType(type)) || isServiceSdl) {
-      context.reportError(new GraphQLError(`Introspection is disabled: "${node.name.value}" cannot be queried.`, { nodes: node, extensions: { code: 'INTROSPECTION_DISABLED' } }));
+      context.reportError(codedError('INTROSPECTION_DISABLED', `Introspection is disabled: "${node.name.value}" cannot be queried.`, { nodes: node }));
       // One error per introspection field, not one for each field below it.
       return false;
     }

@@ -7,11 +7,11 @@
  * The buckets live behind {@link RateLimitStore}; the in-memory store serves one process. With
  * several gateway processes, a shared store (Redis, for example) implements the same `take`.
  */
-import { createHash } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import { readCredentials } from '../credentials.js';
-import { refused } from './errors.js';
+import type { HeaderSource } from '../credentials.js';
+import { credentialFingerprint } from '../secrets.js';
+import { codedError } from '../errors.js';
 import { createMemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js';
 
 export { createMemoryRateLimitStore, type BucketRule, type RateLimitStore, type Take } from './rate-limit-store.js';
@@ -51,16 +51,7 @@ function peerOf(serverContext: object): string {
   return incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
 }
 
-/** The key of a caller's credential: a hash, so that no secret is kept in memory or sent to a shared store. */
-function credentialKey(headers: HeaderSource): string | undefined {
-  const { bearer, apiKey } = readCredentials(headers);
-  if (bearer === undefined && apiKey === undefined) return undefined;
-  return createHash('sha256')
-    .update(`${bearer ?? ''}\n${apiKey ?? ''}`)
-    .digest('base64url');
-}
 
-type HeaderSource = { get(name: string): string | null };
 
 /** A request the limits refuse: how many a minute are allowed, and when to come back. */
 export type RateLimitRefusal = { perMinute: number; retryAfterSeconds: number };
@@ -78,7 +69,7 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
   const now = limits.now ?? Date.now;
   return {
     async check(address, headers) {
-      const credential = credentialKey(headers);
+      const credential = credentialFingerprint(headers);
       const checks: [key: string, perMinute: number][] = [];
       if (limits.perMinute > 0) checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
       if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
@@ -112,7 +103,7 @@ export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(lim
       const address = clientAddress(peerOf(serverContext), request.headers.get('x-forwarded-for'), limits.trustProxyHops);
       const refusal = await limiter.check(address, request.headers);
       if (refusal) {
-        throw refused('RATE_LIMITED', rateLimitMessage(refusal), 429, { 'Retry-After': String(refusal.retryAfterSeconds) });
+        throw codedError('RATE_LIMITED', rateLimitMessage(refusal), { status: 429, headers: { 'Retry-After': String(refusal.retryAfterSeconds) } });
       }
     },
   };

@@ -7,19 +7,14 @@
  * - That same kind of error, the one request error GraphQL sends without a code, gets one.
  */
 import type { Plugin } from 'graphql-yoga';
-import { GraphQLError } from 'graphql';
-import { credentialSecrets } from '../credentials.js';
-import { REDACTED, secretValues } from '../logger.js';
-
-/** Replaces every secret in `text`. */
-function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((result, secret) => (secret === '' ? result : result.split(secret).join(REDACTED)), text);
-}
+import type { GraphQLError } from 'graphql';
+import { rebuilt } from '../errors.js';
+import { credentialSecrets, redact, secretValues } from '../secrets.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
   const message = redact(error.message, secrets);
   if (message === error.message) return error;
-  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: error.extensions });
+  return rebuilt(error, { message });
 }
 
 type Result = { errors?: readonly GraphQLError[] };
@@ -35,12 +30,10 @@ function mapErrors<R>(result: R, change: (error: GraphQLError) => GraphQLError):
   return one(result) as R;
 }
 
-/** A result whose error messages are cleared of `secrets` (longest first). */
+/** A result whose error messages are cleared of `secrets`. */
 export function redactResult<R>(result: R, secrets: readonly string[]): R {
   if (secrets.length === 0) return result;
-  // Longest first, so that a token inside its "Bearer …" header is not redacted by halves.
-  let longestFirst: string[] | undefined;
-  return mapErrors(result, (error) => redactError(error, (longestFirst ??= [...secrets].sort((a, b) => b.length - a.length))));
+  return mapErrors(result, (error) => redactError(error, secrets));
 }
 
 /**
@@ -51,14 +44,14 @@ export function redactResult<R>(result: R, secrets: readonly string[]): R {
 export function codeVariableErrors<R>(result: R): R {
   return mapErrors(result, (error) =>
     error.extensions['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
-      ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })
+      ? rebuilt(error, { extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })
       : error,
   );
 }
 
 /**
  * The yoga plugin that clears the request's secrets from every error of the response, request
- * errors included. (The log does the same for its lines: `src/logger.ts`.)
+ * errors included. (The log does the same for its lines: `src/observability/logger.ts`.)
  */
 export function useSecretRedaction(): Plugin {
   // Passwords (and other fields named like a secret) the request sent, in its variables or its document.

@@ -6,7 +6,7 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { refused } from './errors.js';
+import { codedError } from '../errors.js';
 
 /** Limits on request bodies, in bytes. */
 export type BodyLimits = {
@@ -19,7 +19,7 @@ export type BodyLimits = {
 const CONTENT_LENGTH = /^\d+$/;
 
 function tooLarge(limit: number) {
-  return refused('REQUEST_ENTITY_TOO_LARGE', `The request body is larger than ${limit} bytes`, 413);
+  return codedError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes`, { status: 413 });
 }
 
 /**
@@ -44,7 +44,7 @@ async function readText(body: ReadableStream<Uint8Array>, limit: number): Promis
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size));
   } catch {
-    throw refused('BAD_REQUEST', 'The request body is not valid UTF-8', 400);
+    throw codedError('BAD_REQUEST', 'The request body is not valid UTF-8', { status: 400 });
   }
 }
 
@@ -74,7 +74,7 @@ async function unreadable<T>(parse: () => T | Promise<T>): Promise<T> {
     return await parse();
   } catch (error) {
     if (error instanceof GraphQLError) throw error;
-    throw refused('BAD_REQUEST', 'The request could not be read: its variables or extensions are not valid JSON', 400);
+    throw codedError('BAD_REQUEST', 'The request could not be read: its variables or extensions are not valid JSON', { status: 400 });
   }
 }
 
@@ -91,7 +91,7 @@ export function useRequestBodyLimits(limits: BodyLimits): Plugin {
       if (request.method !== 'GET' && request.method !== 'POST') return;
       if (!requestParser) {
         if (request.method !== 'POST') return;
-        throw refused('UNSUPPORTED_MEDIA_TYPE', 'Send the operation as application/json (or as multipart/form-data with files)', 415);
+        throw codedError('UNSUPPORTED_MEDIA_TYPE', 'Send the operation as application/json (or as multipart/form-data with files)', { status: 415 });
       }
       const parse = requestParser;
       if (request.method === 'GET') {
@@ -101,7 +101,7 @@ export function useRequestBodyLimits(limits: BodyLimits): Plugin {
       const multipart = /^multipart\/form-data\b/i.test(request.headers.get('content-type') ?? '');
       const limit = multipart ? limits.maxMultipartBytes : limits.maxBytes;
       const declared = request.headers.get('content-length');
-      if (declared !== null && !CONTENT_LENGTH.test(declared)) throw refused('BAD_REQUEST', 'The Content-Length header is invalid', 400);
+      if (declared !== null && !CONTENT_LENGTH.test(declared)) throw codedError('BAD_REQUEST', 'The Content-Length header is invalid', { status: 400 });
       if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
       setRequestParser(async (incoming) => {
         const body = incoming.body;

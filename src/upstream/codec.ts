@@ -104,6 +104,21 @@ export function decodeXml(text: string): unknown {
   return document[roots[0] as string];
 }
 
+/** How a Content-Type says its body is written. */
+function mediaType(contentType: string | undefined): 'json' | 'xml' | 'text' {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === 'application/json' || type.endsWith('+json')) return 'json';
+  if (type === 'application/xml' || type === 'text/xml' || type.endsWith('+xml')) return 'xml';
+  return 'text';
+}
+
+/** Decodes a body by its Content-Type: JSON, XML, or anything else as text; an empty body is undefined. */
+export function decodeByContentType(text: string, contentType: string | undefined): unknown {
+  if (text.trim() === '') return undefined;
+  const type = mediaType(contentType);
+  return type === 'json' ? decodeJson(text) : type === 'xml' ? decodeXml(text) : text;
+}
+
 /**
  * Normalises a decoded JSON or XML value to the shape: numbers from text, single XML items
  * into lists, wrapped XML lists unwrapped, epoch milliseconds into ISO dates. Absent, null

@@ -1,53 +1,29 @@
 /**
  * The one place that speaks HTTP to the upstreams: a keep-alive undici pool per upstream
  * origin, timeouts (connect, headers, whole body, and a deadline per call), retries of reads
- * that met a connection error or a 502/503/504, a response size cap, decoding by Content-Type,
- * and a typed {@link UpstreamError} for every failure. Identical GETs in flight at the same time
- * share one call (`in-flight.ts`). Area modules (`petstore.ts`, `plants.ts`) sit on top;
- * resolvers never see HTTP.
+ * that met a connection error or a 502/503/504, and decoding by Content-Type. What a failure
+ * was is `failure.ts`'s to say, reading a bounded body `body.ts`'s, decoding `codec.ts`'s.
+ * Identical GETs in flight at the same time share one call (`in-flight.ts`). Area modules
+ * (`petstore.ts`, `plants.ts`) sit on top; resolvers never see HTTP.
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { RequestScope } from '../observability/request-context.js';
-import { DecodeError, decodeJson, decodeXml, normalize, type Payload, type Shape } from './codec.js';
+import { credentialSecretsOf, redact } from '../secrets.js';
+import { readBoundedBody, ResponseTooLarge } from './body.js';
+import { decodeByContentType, DecodeError, normalize, type Payload, type Shape } from './codec.js';
+import {
+  afterRetries,
+  errorMessage,
+  excerpt,
+  isTransportError,
+  transportFailure,
+  UNAVAILABLE_STATUSES,
+  UpstreamError,
+  type UpstreamFailure,
+  type UpstreamService,
+} from './failure.js';
 import { createInFlightCalls, type Waiter } from './in-flight.js';
-
-/** The upstream areas, named as they appear in errors (`extensions.upstream.service`). */
-export type UpstreamService = 'petstore' | 'plants';
-
-/** Why an upstream call failed. */
-export type UpstreamFailure =
-  /** the upstream answered with a non-2xx status */
-  | 'status'
-  /** no answer within the configured time */
-  | 'timeout'
-  /** the connection could not be made or was lost */
-  | 'unavailable'
-  /** a 2xx answer whose body could not be read as its content type, or was too large */
-  | 'invalid-response';
-
-/**
- * A failed upstream call. It names the service and operation, never the URL (which may carry
- * secrets in a user's configuration) and never a credential. `message` is the upstream's own
- * message when it sent one.
- */
-export class UpstreamError extends Error {
-  override name = 'UpstreamError';
-  constructor(
-    readonly service: UpstreamService,
-    readonly operation: string,
-    readonly failure: UpstreamFailure,
-    message: string,
-    /** the upstream's HTTP status, when it answered */
-    readonly status?: number,
-    /** the plant area's numeric `error` field, when its Error record was sent */
-    readonly upstreamCode?: number,
-    /** how many times the call was retried before it failed for good (for metrics) */
-    readonly retries = 0,
-  ) {
-    super(message);
-  }
-}
 
 /** Options of one upstream client; the gateway takes each from its configuration (the setting named), which holds the defaults. */
 export type UpstreamClientOptions = {
@@ -184,6 +160,15 @@ export type UpstreamClient = {
   close(): Promise<void>;
 };
 
+/** An area's client as {@link createUpstreamClient} makes it: with its pool's own readiness check. */
+export type UpstreamPool = UpstreamClient & {
+  /**
+   * A `GET` of the base URL through the pool, without a credential, within `timeoutMs`: the
+   * status it answered; throws as a call does when there is no answer (see `transportFailure`).
+   */
+  ping(timeoutMs: number): Promise<number>;
+};
+
 /**
  * Builds a path from a template, percent-encoding every interpolated value as one path
  * segment, so that no input (`../`, `?`, `/`) can change which resource is called.
@@ -212,19 +197,11 @@ export function retryDelay(retry: number, baseMs: number, maxMs: number, random:
 }
 
 /** Connection failures after which a GET can safely be sent again: refused, reset, closed. */
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'UND_ERR_SOCKET', 'EAI_AGAIN']);
-
-/** Answers that say "try again": the upstream or a proxy in front of it is briefly unable to serve. */
-const RETRYABLE_STATUSES = new Set([502, 503, 504]);
-
 /** The outcome of one attempt: an answer, or a failure and whether trying again may help. */
 type Attempt = { ok: true; response: UpstreamResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
 
 /** Builds the error of a failed call (its credentials already taken out of the message). */
 type Fail = (failure: UpstreamFailure, message: string, status?: number, code?: number) => UpstreamError;
-
-/** The body read was cut short by the whole-body timeout. */
-class BodyTimeout extends Error {}
 
 /** Where a call has got to: a caller that gives up on a shared call gets the error it would have got alone. */
 type Progress = {
@@ -248,7 +225,7 @@ type CallLimits = {
 type Sent = { response: UpstreamResponse; retries: number };
 
 /** Creates the client of one upstream area, with its own keep-alive pool. */
-export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamClient {
+export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamPool {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const { totalMs: timeoutMs, connectMs: connectTimeoutMs, headersMs: headersTimeoutMs, bodyMs: bodyTimeoutMs } = options.timeouts;
@@ -288,7 +265,8 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       timeoutMs,
       // Alone, it would not have waited for a retry that starts after its deadline: it would have got the failure.
       timedOut: (progress) =>
-        progress.retrying ?? afterRetries(new UpstreamError(service, call.operation, 'timeout', deadlineMessage(call.operation, progress.answering)), progress.retries),
+        progress.retrying ??
+        afterRetries(new UpstreamError({ service, operation: call.operation, failure: 'timeout', message: deadlineMessage(call.operation, progress.answering) }), progress.retries),
     };
     const joined = key === undefined ? undefined : inFlight?.join(key, waiter);
     const made = (headed: UpstreamRequest): Promise<Sent> =>
@@ -327,8 +305,9 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   async function send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
     // The secrets are only gathered when a message has to be cleared of them.
     const fail: Fail = (failure, message, status, code) => {
-      const secrets = [...credentialValues(call.headers), ...(call.secrets ?? []).filter((secret) => secret !== '')];
-      return new UpstreamError(service, call.operation, failure, withoutSecrets(message, secrets), status, code);
+      // An upstream that echoes a credential or a password must not get it into a response or a log.
+      const secrets = [...credentialSecretsOf(call.headers), ...(call.secrets ?? [])];
+      return new UpstreamError({ service, operation: call.operation, failure, message: redact(message, secrets), status, upstreamCode: code });
     };
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
@@ -357,6 +336,19 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   /** One try of a call, within the call's limits. */
   async function attempt(call: UpstreamRequest, limits: CallLimits, fail: Fail): Promise<Attempt> {
     const failed = (error: UpstreamError, reason: string, transient = false): Attempt => ({ ok: false, error, transient, reason });
+    /** A try that ended before its answer was complete, as its caller is told. */
+    const cut = (error: unknown, answering: boolean): Attempt => {
+      const { kind, reason, transient } = transportFailure(error);
+      const { operation } = call;
+      const lost = answering ? `${service} broke the connection while answering ${operation}` : `${service} is unavailable for ${operation}`;
+      const messages = {
+        'connect-timeout': `${service} did not accept a connection for ${operation} within ${connectTimeoutMs} ms`,
+        'headers-timeout': `${service} did not answer ${operation} within ${headersTimeoutMs} ms`,
+        'body-timeout': `${service} did not finish answering ${operation} within ${bodyTimeoutMs} ms`,
+        deadline: deadlineMessage(operation, answering),
+      } as const;
+      return kind === 'connection' ? failed(fail('unavailable', lost), reason, transient) : failed(fail('timeout', messages[kind]), reason);
+    };
 
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
     // that error, not undici's consequence of it, is what the caller must see.
@@ -381,46 +373,28 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       // undici destroys the body with its own error when the call fails; only a failure that
       // came from the body's source (an upload limit, a client gone) is passed on as it is.
       if (bodyError !== undefined && !isTransportError(bodyError)) throw bodyError;
-      const code = errorCode(error);
-      if (code === 'UND_ERR_CONNECT_TIMEOUT') return failed(fail('timeout', `${service} did not accept a connection for ${call.operation} within ${connectTimeoutMs} ms`), code);
-      if (code === 'UND_ERR_HEADERS_TIMEOUT') return failed(fail('timeout', `${service} did not answer ${call.operation} within ${headersTimeoutMs} ms`), code);
-      if (isDeadline(error)) return failed(fail('timeout', deadlineMessage(call.operation, false)), 'deadline');
-      return failed(fail('unavailable', `${service} is unavailable for ${call.operation}`), code ?? 'connection error', CONNECTION_ERROR_CODES.has(code ?? ''));
+      return cut(error, false);
     }
 
     limits.progress.answering = true;
-    const body = response.body;
-    // The body is destroyed when it is too large or too slow, perhaps while nothing reads it; its
-    // error then has a listener (and never becomes an uncaught exception); readers still get it.
-    body.on('error', () => undefined);
-    const declaredLength = Number(headerValue(response.headers['content-length']) ?? 0);
+    const status = response.statusCode;
     let text: string;
-    // The whole body must arrive within bodyTimeoutMs of the headers, however steadily it trickles.
-    // When the call's deadline comes first (as with the defaults, where both are the same), that
-    // deadline already ends the read: no second timer per call.
-    const bodyTimer = performance.now() + bodyTimeoutMs < limits.deadline() ? setTimeout(() => body.destroy(new BodyTimeout()), bodyTimeoutMs) : undefined;
     try {
-      // A declared length over the cap is refused before a byte of the body is read.
-      if (declaredLength > maxResponseBytes) {
-        body.destroy();
-        throw new ResponseTooLarge();
-      }
-      text = await readText(body, maxResponseBytes);
+      text = await readBoundedBody(response.body, {
+        maxBytes: maxResponseBytes,
+        declaredLength: Number(headerValue(response.headers['content-length']) ?? 0),
+        // The whole body must arrive within bodyTimeoutMs of the headers. When the call's deadline
+        // comes first (as with the defaults, where both are the same), that deadline already ends
+        // the read: no second timer per call.
+        timeoutMs: performance.now() + bodyTimeoutMs < limits.deadline() ? bodyTimeoutMs : undefined,
+      });
     } catch (error) {
       if (error instanceof ResponseTooLarge) {
-        return failed(fail('invalid-response', `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`, response.statusCode), 'too large');
+        return failed(fail('invalid-response', `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`, status), 'too large');
       }
-      if (error instanceof BodyTimeout || errorCode(error) === 'UND_ERR_BODY_TIMEOUT') {
-        return failed(fail('timeout', `${service} did not finish answering ${call.operation} within ${bodyTimeoutMs} ms`), 'body timeout');
-      }
-      if (isDeadline(error)) return failed(fail('timeout', deadlineMessage(call.operation, true)), 'deadline');
-      const code = errorCode(error);
-      return failed(fail('unavailable', `${service} broke the connection while answering ${call.operation}`), code ?? 'connection error', CONNECTION_ERROR_CODES.has(code ?? ''));
-    } finally {
-      clearTimeout(bodyTimer);
+      return cut(error, true);
     }
 
-    const status = response.statusCode;
     const contentType = headerValue(response.headers['content-type']);
     if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
@@ -428,24 +402,31 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     }
     if (status < 200 || status > 299) {
       const { message, code } = errorMessage(text, contentType);
-      return failed(fail('status', message || `${service} answered ${call.operation} with status ${status}`, status, code), `status ${status}`, RETRYABLE_STATUSES.has(status));
+      return failed(fail('status', message || `${service} answered ${call.operation} with status ${status}`, status, code), `status ${status}`, UNAVAILABLE_STATUSES.has(status));
     }
     if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
-      return { ok: true, response: { status, body: decodeBody(text, contentType) } };
+      return { ok: true, response: { status, body: decodeByContentType(text, contentType) } };
     } catch {
       return failed(fail('invalid-response', `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ${excerpt(text)}`, status), 'invalid body');
     }
   }
 
-  return { service, request, close: () => pool.close() };
-}
+  async function ping(pingTimeoutMs: number): Promise<number> {
+    // As a call's deadline: a timer cleared when the answer is in, not AbortSignal.timeout.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DOMException(`deadline of ${pingTimeoutMs} ms`, 'TimeoutError')), pingTimeoutMs);
+    try {
+      const answer = await pool.request({ method: 'GET', path: basePath || '/', signal: controller.signal });
+      // Only the status counts; the body is dropped, and with it the connection is freed.
+      await answer.body.dump();
+      return answer.statusCode;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
-/** The final error of a call that was retried, saying so. */
-function afterRetries(error: UpstreamError, retries: number): UpstreamError {
-  if (retries === 0) return error;
-  const message = `${error.message} (after ${retries} ${retries === 1 ? 'retry' : 'retries'})`;
-  return new UpstreamError(error.service, error.operation, error.failure, message, error.status, error.upstreamCode, retries);
+  return { service, request, ping, close: () => pool.close() };
 }
 
 /**
@@ -473,23 +454,13 @@ function sharingScope(path: string): string {
   return `/${path.split('/')[1] ?? ''}`;
 }
 
+/** The first value of a response header. */
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-const CREDENTIAL_HEADERS = new Set(['authorization', 'api_key']);
-
-/** The credential values a call carries: the whole header and, for `Bearer x`, the token alone. */
-function credentialValues(headers: UpstreamRequest['headers']): string[] {
-  return Object.entries(headers ?? {})
-    .filter(([name]) => CREDENTIAL_HEADERS.has(name.toLowerCase()))
-    .flatMap(([, value]) => [value, value.replace(/^\S+\s+/, '')])
-    .filter((value) => value.length >= 4);
-}
-
-/** An upstream that echoes a credential in its error message must not get it into a response or a log. */
-function withoutSecrets(message: string, secrets: readonly string[]): string {
-  return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), message);
 }
 
 function queryString(query: UpstreamRequest['query']): string {
@@ -503,92 +474,6 @@ function queryString(query: UpstreamRequest['query']): string {
   return text ? `?${text}` : '';
 }
 
-/** An error raised by the connection or by undici (it carries a system or `UND_ERR_` code), or the deadline's abort. */
-function isTransportError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = errorCode(error);
-  return error.name === 'TimeoutError' || error.name === 'AbortError' || (code !== undefined && /^(UND_ERR_|E[A-Z]+$)/.test(code));
-}
-
-/** The call's deadline ran out (its signal aborts with a TimeoutError). */
-function isDeadline(error: unknown): boolean {
-  return error instanceof Error && error.name === 'TimeoutError';
-}
-
-/** The system or undici code of an error (`ECONNREFUSED`, `UND_ERR_SOCKET`), if it has one. */
-function errorCode(error: unknown): string | undefined {
-  if (!(error instanceof Error) || !('code' in error)) return undefined;
-  return typeof error.code === 'string' ? error.code : undefined;
-}
-
-class ResponseTooLarge extends Error {}
-
-/**
- * Reads a body up to `limit` bytes. At the first chunk past it the stream is destroyed, which
- * aborts the answer and closes its connection (a half-read answer cannot be reused), so no
- * more than one chunk beyond the limit is ever read.
- */
-async function readText(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new ResponseTooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function mediaType(contentType: string | undefined): 'json' | 'xml' | 'text' {
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (type === 'application/json' || type.endsWith('+json')) return 'json';
-  if (type === 'application/xml' || type === 'text/xml' || type.endsWith('+xml')) return 'xml';
-  return 'text';
-}
-
-/** Decodes a body by its Content-Type: JSON, XML, or anything else as text. */
-function decodeBody(text: string, contentType: string | undefined): unknown {
-  if (text.trim() === '') return undefined;
-  const type = mediaType(contentType);
-  return type === 'json' ? decodeJson(text) : type === 'xml' ? decodeXml(text) : text;
-}
-
-/**
- * The upstream's own message from an error body: `{message}` records (the pet store's
- * `{code, message}`, the plant area's `{error, message}`) in JSON or XML, or bare text, which
- * some servers send under a JSON or XML content type.
- */
-function errorMessage(text: string, contentType: string | undefined): { message: string; code?: number } {
-  // An HTML page (a proxy's error page) is not a message meant for the caller.
-  if (/^\s*text\/html\b/i.test(contentType ?? '') || /^\s*<(!doctype|html)\b/i.test(text)) return { message: '' };
-  let decoded: unknown;
-  try {
-    decoded = decodeBody(text, contentType);
-  } catch {
-    decoded = text;
-  }
-  if (typeof decoded === 'object' && decoded !== null) {
-    const record = decoded as Record<string, unknown>;
-    const message = typeof record['message'] === 'string' ? record['message'] : '';
-    const code = Number(record['error']);
-    return { message: excerpt(message), ...(Number.isInteger(code) ? { code } : {}) };
-  }
-  return { message: excerpt(typeof decoded === 'string' ? decoded : '') };
-}
-
-function excerpt(text: string): string {
-  // Addresses are left out of anything passed on: they may name internal hosts or carry secrets.
-  const clean = text.trim().replace(/\s+/g, ' ').replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '[address]');
-  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
-}
-
 /**
  * Reads a successful answer's body as the payload `shape` describes; a body that does not fit
  * becomes an `invalid-response` error naming the offending field (never a crash).
@@ -598,6 +483,7 @@ export function decodePayload<S extends Shape>(client: UpstreamClient, operation
     return normalize(shape, response.body);
   } catch (error) {
     const reason = error instanceof DecodeError ? error.message : 'unreadable body';
-    throw new UpstreamError(client.service, operation, 'invalid-response', `${client.service} answered ${operation} with an unexpected body (${reason})`, response.status);
+    const message = `${client.service} answered ${operation} with an unexpected body (${reason})`;
+    throw new UpstreamError({ service: client.service, operation, failure: 'invalid-response', message, status: response.status });
   }
 }

@@ -6,7 +6,8 @@
 import type { Readable } from 'node:stream';
 import { credentialHeaders, type Credentials, type Security } from '../credentials.js';
 import { encodeBody, encodeJson, type BodyFormat } from './codec.js';
-import { decodePayload, path, UpstreamError, type UpstreamClient, type UpstreamRequest } from './http.js';
+import { decodePayload, path, type UpstreamClient, type UpstreamRequest } from './http.js';
+import { UpstreamError } from './failure.js';
 import {
   ApiResponseShape,
   OrderShape,
@@ -151,7 +152,8 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       const entries = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body) : undefined;
       const quantities = entries?.map(([key, value]) => [key, Number(value)] as const);
       if (!quantities || quantities.some(([, value]) => !Number.isInteger(value))) {
-        throw new UpstreamError(client.service, operation, 'invalid-response', `${client.service} answered ${operation} with an unexpected body (expected quantities by status)`, status);
+        const message = `${client.service} answered ${operation} with an unexpected body (expected quantities by status)`;
+        throw new UpstreamError({ service: client.service, operation, failure: 'invalid-response', message, status });
       }
       return Object.fromEntries(quantities);
     },

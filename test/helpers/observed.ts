@@ -5,7 +5,7 @@
  */
 import type { Emulator } from '../../src/emulator/server.js';
 import { createGateway, type GatewayConfig, type GatewayDependencies } from '../../src/gateway.js';
-import type { DestinationStream } from '../../src/logger.js';
+import type { DestinationStream } from '../../src/observability/logger.js';
 import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
 
 /** A captured log: every line as written, and parsed. */

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { codedError, type ErrorCode } from '../errors.js';
 
 /** Limits on multipart requests. */
 export type UploadLimits = {
@@ -72,8 +73,9 @@ export class UploadedFile {
   }
 }
 
-function uploadError(message: string, code = 'BAD_USER_INPUT', status = 400): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status } } });
+/** An upload refused: a bad part is the caller's input (400) unless said otherwise. */
+function uploadError(message: string, code: ErrorCode = 'BAD_USER_INPUT', status = 400): GraphQLError {
+  return codedError(code, message, { status });
 }
 
 /**

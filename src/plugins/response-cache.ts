@@ -8,11 +8,11 @@
  * (a whole type, not one id: adding or changing a pet can move it in or out of a list that
  * never held it).
  */
-import { createHash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import { getOperationAST, Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { readCredentials } from '../credentials.js';
+import type { HeaderSource } from '../credentials.js';
+import { credentialFingerprint } from '../secrets.js';
 
 /** What the cache is told by the configuration. */
 export type ResponseCacheOptions = {
@@ -43,10 +43,8 @@ const CHANGED_TYPE: Readonly<Record<string, string>> = {
  * The session part of the cache key: a hash of the caller's credentials, or null for a caller
  * without any (all such callers see the same upstream answers). Never the credential itself.
  */
-export function credentialSession(request: { headers: { get(name: string): string | null } }): string | null {
-  const { bearer, apiKey } = readCredentials(request.headers);
-  if (bearer === undefined && apiKey === undefined) return null;
-  return createHash('sha256').update(`${bearer ?? ''}\n${apiKey ?? ''}`).digest('base64url');
+export function credentialSession(request: { headers: HeaderSource }): string | null {
+  return credentialFingerprint(request.headers) ?? null;
 }
 
 /** The root field names of a selection set, through inline fragments and fragment spreads. */

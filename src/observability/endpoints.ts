@@ -1,0 +1,39 @@
+/**
+ * The operations endpoints a request can ask for besides GraphQL: `GET /metrics` (Prometheus
+ * text, summed over the workers of a cluster) and `GET /readiness` (can the gateway reach its
+ * upstreams?). yoga answers `/health` itself. A plugin of its own, apart from the one that
+ * observes every request, so that each has one job.
+ */
+import type { Plugin } from 'graphql-yoga';
+import type { Readiness } from './health.js';
+import { METRICS_PATH, READINESS_PATH } from './paths.js';
+
+/** What the endpoints answer from. */
+export type EndpointSources = {
+  /** the text of /metrics; undefined when METRICS is off (then /metrics is GraphQL's 404) */
+  metrics: { render(): Promise<{ contentType: string; body: string }> } | undefined;
+  /** checks the upstreams, once per request to /readiness */
+  readiness(): Promise<Readiness>;
+};
+
+/** The yoga plugin that serves `/metrics` and `/readiness`. */
+export function useOperationsEndpoints(sources: EndpointSources): Plugin {
+  const { metrics } = sources;
+  return {
+    async onRequest({ request, url, endResponse, fetchAPI }) {
+      if (request.method !== 'GET') return;
+      if (url.pathname === METRICS_PATH && metrics) {
+        const { contentType, body } = await metrics.render();
+        endResponse(new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }));
+      } else if (url.pathname === READINESS_PATH) {
+        const readiness = await sources.readiness();
+        const failing = Object.entries(readiness.upstreams).flatMap(([service, result]) =>
+          result.ready ? [] : [`${service} (${result.reason})`],
+        );
+        const body = failing.length > 0 ? { ...readiness, message: `not ready: ${failing.join(', ')}` } : readiness;
+        const status = readiness.status === 'ready' ? 200 : 503;
+        endResponse(fetchAPI.Response.json(body, { status, headers: { 'cache-control': 'no-store' } }));
+      }
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * Secrets, in one place: which values of a request are secret (its credentials, as
+ * `credentials.ts` reads them, and the passwords or tokens it sends in variables or in the
+ * document), the fingerprint that stands for a caller's credentials where a key is needed (rate
+ * limits, the response cache), and redaction, the one way a secret is taken out of a text before
+ * it reaches a response or a log line.
+ */
+import { createHash } from 'node:crypto';
+import { readCredentials, type HeaderSource } from './credentials.js';
+
+/** What replaces a secret in a response or a log line. */
+export const REDACTED = '[redacted]';
+
+/**
+ * Credentials shorter than this are not redacted: replacing "a" everywhere would garble every
+ * message. (A password the request sent is redacted in responses whatever its length.)
+ */
+export const MIN_SECRET_LENGTH = 4;
+
+/** Field names whose values are secrets, at any depth of variables and in document literals. */
+const SECRET_NAME = /^(password|passwd|secret|token|access_?token|refresh_?token|api_?key|authorization|credentials?)$/i;
+
+/**
+ * The credential values a request (or an upstream call) carries, as a message could echo them:
+ * each credential header whole and, for `Bearer x`, the token alone.
+ */
+export function credentialSecrets(headers: HeaderSource): string[] {
+  const secrets: string[] = [];
+  const authorization = headers.get('authorization');
+  const apiKey = headers.get('api_key');
+  if (authorization === null && apiKey === null) return secrets;
+  const { bearer, apiKey: key } = readCredentials(headers);
+  for (const value of [authorization, bearer, apiKey, key]) {
+    if (value != null && value.length >= MIN_SECRET_LENGTH) secrets.push(value);
+  }
+  return secrets;
+}
+
+/** {@link credentialSecrets} of headers held as a record, as an upstream call has them. */
+export function credentialSecretsOf(headers: Readonly<Record<string, string>> | undefined): string[] {
+  if (headers === undefined) return [];
+  const byName = new Map(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  return credentialSecrets({ get: (name) => byName.get(name) ?? null });
+}
+
+/**
+ * What stands for a caller's credentials where a key is needed (a rate-limit bucket, a cache
+ * session): a SHA-256 hash of them, so that the credential itself is never kept in memory or
+ * sent to a shared store; undefined for a caller without any.
+ */
+export function credentialFingerprint(headers: HeaderSource): string | undefined {
+  const { bearer, apiKey } = readCredentials(headers);
+  if (bearer === undefined && apiKey === undefined) return undefined;
+  return createHash('sha256')
+    .update(`${bearer ?? ''}\n${apiKey ?? ''}`)
+    .digest('base64url');
+}
+
+/**
+ * The secret values of one request's variables or document: strings in fields named like a
+ * secret (`password`, `token`, ...), and such fields written into the query as literals.
+ */
+export function secretValues(variables: unknown, query: unknown): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (SECRET_NAME.test(key) && typeof item === 'string') found.push(item);
+        else walk(item);
+      }
+    }
+  };
+  walk(variables);
+  if (typeof query === 'string') {
+    for (const match of query.matchAll(/\b(\w+)\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {
+      if (!SECRET_NAME.test(match[1] ?? '')) continue;
+      const written = match[2] ?? '';
+      found.push(written);
+      // GraphQL strings escape as JSON does: messages quote the value decoded.
+      try {
+        found.push(JSON.parse(`"${written}"`) as string);
+      } catch {
+        // not a valid escape sequence: the document does not parse, and only the text as written can appear
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * A copy of `value` with every field named like a secret (`password`, `token`, `apiKey`, ...)
+ * replaced by {@link REDACTED}, at any depth: for variables, whose shape a log cannot know.
+ */
+export function redactFields(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactFields);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, SECRET_NAME.test(key) ? REDACTED : redactFields(item)]),
+  );
+}
+
+/** The secrets longest first, so that a token inside its "Bearer …" header is not redacted by halves. */
+function longestFirst(secrets: readonly string[]): string[] {
+  return [...new Set(secrets)].filter((secret) => secret !== '').sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every one of `secrets` replaced by {@link REDACTED}: for a message. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of longestFirst(secrets)) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
+  return result;
+}
+
+const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
+
+/**
+ * A JSON line with each secret (from {@link MIN_SECRET_LENGTH} characters) replaced by
+ * {@link REDACTED} wherever it appears in a string value, as JSON writes it there; not where a
+ * backslash before it makes its first character part of an escape (`\n`, `\u…`), which
+ * replacing would break. For a log line.
+ */
+export function redactJsonLine(line: string, secrets: readonly string[]): string {
+  let result = line;
+  for (const secret of longestFirst(secrets)) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    const asWritten = JSON.stringify(secret).slice(1, -1);
+    // Most lines hold no secret at all: a plain search is far cheaper than building the pattern.
+    if (!result.includes(asWritten)) continue;
+    const written = asWritten.replace(REGEXP_SPECIAL, '\\$&');
+    result = result.replace(new RegExp(`(?<!(?:^|[^\\\\])(?:\\\\\\\\)*\\\\)${written}`, 'g'), REDACTED);
+  }
+  return result;
+}

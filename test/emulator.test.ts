@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
 import { startEmulator } from '../src/emulator/server.js';
 import type { Emulator } from '../src/emulator/server.js';
+import { seededPetJson, seededPetXml } from './helpers/upstream.js';
 
 const BEARER = { authorization: 'Bearer test-token' };
 const MAX_INT64 = '9223372036854775807';
@@ -32,17 +33,9 @@ describe('pets', () => {
 
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
-    expect(await response.json()).toEqual({
-      id: 1,
-      category: { id: 2, name: 'Cats' },
-      name: 'Cat 1',
-      photoUrls: ['url1', 'url2'],
-      tags: [
-        { id: 1, name: 'tag1' },
-        { id: 2, name: 'tag2' },
-      ],
-      status: 'available',
-    });
+    expect(await response.json()).toEqual(
+      seededPetJson({ id: 1, category: [2, 'Cats'], name: 'Cat 1', tags: ['tag1', 'tag2'], status: 'available' }),
+    );
   });
 
   it('returns a seeded pet as XML when application/xml is the first Accept value', async () => {
@@ -53,10 +46,7 @@ describe('pets', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/xml');
     expect(await response.text()).toBe(
-      '<Pet><id>4</id><category><id>1</id><name>Dogs</name></category><name>Dog 1</name>' +
-        '<photoUrls><photoUrl>url1</photoUrl><photoUrl>url2</photoUrl></photoUrls>' +
-        '<tags><tag><id>1</id><name>tag1</name></tag><tag><id>2</id><name>tag2</name></tag></tags>' +
-        '<status>available</status></Pet>',
+      seededPetXml({ id: 4, category: [1, 'Dogs'], name: 'Dog 1', tags: ['tag1', 'tag2'], status: 'available' }),
     );
   });
 

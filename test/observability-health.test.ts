@@ -58,7 +58,7 @@ describe('/readiness', () => {
 
     expect((await get('/readiness')).status).toBe(200);
 
-    expect(scripted.requests.map((request) => `${request.method} ${request.url} ${request.headers['authorization'] ?? '-'} ${request.headers['api_key'] ?? '-'}`).sort()).toEqual([
+    expect(scripted.requests.map((request) => `${request.method} ${request.url} ${String(request.headers['authorization'] ?? '-')} ${String(request.headers['api_key'] ?? '-')}`).sort()).toEqual([
       'GET /api/v3 - -',
       'GET /plant-area - -',
     ]);

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { startReferencePetstore } from './fixtures/reference-petstore/server.js';
+import { seededPetJson, seededPetXml } from './helpers/upstream.js';
 
 const JSON_ACCEPT = { accept: 'application/json' };
 const XML_ACCEPT = { accept: 'application/xml' };
@@ -131,10 +132,7 @@ describe('reference pet store double: pets', () => {
 
     expect(response.headers.get('content-type')).toBe('application/xml');
     expect(await response.text()).toBe(
-      '<Pet><id>1</id><category><id>2</id><name>Cats</name></category><name>Cat 1</name>' +
-        '<photoUrls><photoUrl>url1</photoUrl><photoUrl>url2</photoUrl></photoUrls>' +
-        '<tags><tag><id>1</id><name>tag1</name></tag><tag><id>2</id><name>tag2</name></tag></tags>' +
-        '<status>available</status></Pet>',
+      seededPetXml({ id: 1, category: [2, 'Cats'], name: 'Cat 1', tags: ['tag1', 'tag2'], status: 'available' }),
     );
   });
 
@@ -205,16 +203,7 @@ describe('reference pet store double: pets', () => {
     const available = await api('/pet/findByStatus?status=available', { headers: JSON_ACCEPT });
     const byTag = await api('/pet/findByTags?tags=tag1', { headers: JSON_ACCEPT });
 
-    expect(await updated.json()).toEqual({
-      id: 1,
-      category: { id: 2, name: 'Cats' },
-      name: 'Renamed',
-      photoUrls: ['url1', 'url2'],
-      tags: [
-        { id: 1, name: 'tag1' },
-        { id: 2, name: 'tag2' },
-      ],
-    });
+    expect(await updated.json()).toEqual(seededPetJson({ id: 1, category: [2, 'Cats'], name: 'Renamed', tags: ['tag1', 'tag2'] }));
     expect(petIds(await available.text())).not.toContain('1');
     expect(petIds(await byTag.text())).toEqual(['4', '7', '1']);
   });

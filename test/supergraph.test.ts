@@ -44,7 +44,7 @@ beforeAll(async () => {
       }),
     },
   });
-  router = createServer(runtime);
+  router = createServer((request, response) => void runtime(request, response));
   await new Promise<void>((resolve) => router.listen(0, '127.0.0.1', resolve));
   routerUrl = `http://127.0.0.1:${(router.address() as AddressInfo).port}/graphql`;
 });

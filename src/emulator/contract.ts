@@ -128,7 +128,8 @@ function effective(root: unknown, schema: SchemaObject | undefined, area: Area):
   if (schema.$ref) return effective(root, resolvePointer(root, schema.$ref, area) as SchemaObject, area);
   if (schema.allOf) {
     const parts = schema.allOf.map((part) => effective(root, part, area));
-    return { type: 'object', properties: Object.assign({}, ...parts.map((part) => part.properties ?? {})) };
+    const properties = Object.fromEntries(parts.flatMap((part) => Object.entries(part.properties ?? {})));
+    return { type: 'object', properties };
   }
   return schema;
 }
@@ -286,7 +287,7 @@ async function loadArea(area: Area): Promise<AreaContract> {
 
   for (const [path, rawItem] of Object.entries(paths)) {
     const item = deref(root, rawItem, area);
-    const shared = Array.isArray(item['parameters']) ? item['parameters'] : [];
+    const shared: unknown[] = Array.isArray(item['parameters']) ? (item['parameters'] as unknown[]) : [];
     for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']) {
       const rawOperation = item[method];
       if (!isRecord(rawOperation)) continue;
@@ -417,8 +418,8 @@ function describe(error: ErrorObject): string {
 }
 
 function allowedValues(error: ErrorObject): readonly unknown[] {
-  const allowed = error.params['allowedValues'];
-  return Array.isArray(allowed) ? allowed : [];
+  const allowed: unknown = error.params['allowedValues'];
+  return Array.isArray(allowed) ? (allowed as unknown[]) : [];
 }
 
 let loading: Promise<Record<Area, AreaContract>> | undefined;

@@ -221,7 +221,7 @@ export function readDateTime(value: unknown): string | undefined {
  */
 export function readList(value: unknown): unknown[] | undefined {
   if (isAbsent(value)) return undefined;
-  if (Array.isArray(value)) return value;
+  if (Array.isArray(value)) return value as unknown[];
   if (isRecord(value)) {
     const keys = Object.keys(value);
     if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key))) {
@@ -230,7 +230,7 @@ export function readList(value: unknown): unknown[] | undefined {
     const [onlyKey] = keys;
     if (keys.length === 1 && onlyKey !== undefined) {
       const items = value[onlyKey];
-      return Array.isArray(items) ? items : [items];
+      return Array.isArray(items) ? (items as unknown[]) : [items];
     }
     throw new UnreadableBody('not a list');
   }

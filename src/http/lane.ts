@@ -15,7 +15,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { normalizedExecutor } from '@graphql-tools/executor';
-import { getOperationAST, type DocumentNode, type GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, OperationTypeNode, type DocumentNode, type GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
@@ -157,11 +157,11 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     const enveloped = yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
     let document: DocumentNode;
     try {
-      document = enveloped.parse(query);
+      document = enveloped.parse(query) as DocumentNode;
     } catch {
       return undefined;
     }
-    if (enveloped.validate(enveloped.schema, document).length > 0) return undefined;
+    if ((enveloped.validate(enveloped.schema, document) as readonly GraphQLError[]).length > 0) return undefined;
     const prepared = { document, secrets: secretValues(undefined, query) };
     if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value as string);
     documents.set(query, prepared);
@@ -228,7 +228,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     const params = laneParams(parsed);
     const prepared = params && (documents.get(params.query) ?? prepare(record, params.query, params.operationName, method, headers));
     const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);
-    const servable = definition && (definition.operation === 'query' || (definition.operation === 'mutation' && method === 'POST'));
+    const servable = definition && (definition.operation === OperationTypeNode.QUERY || (definition.operation === OperationTypeNode.MUTATION && method === 'POST'));
     if (!params || !prepared || !servable) {
       // Nothing was observed yet but the request itself: yoga observes it again, as its own.
       return void (await readToYoga(request, response, body));

@@ -11,20 +11,21 @@ import { METRICS_PATH, READINESS_PATH } from './paths.js';
 /** What the endpoints answer from. */
 export type EndpointSources = {
   /** the text of /metrics; undefined when METRICS is off (then /metrics is GraphQL's 404) */
-  metrics: { render(): Promise<{ contentType: string; body: string }> } | undefined;
+  metrics: { render: () => Promise<{ contentType: string; body: string }> } | undefined;
   /** checks the upstreams, once per request to /readiness */
-  readiness(): Promise<Readiness>;
+  readiness: () => Promise<Readiness>;
 };
 
 /** The yoga plugin that serves `/metrics` and `/readiness`. */
 export function useOperationsEndpoints(sources: EndpointSources): Plugin {
   const { metrics } = sources;
   return {
-    async onRequest({ request, url, endResponse, fetchAPI }) {
+    async onRequest(payload) {
+      const { request, url, fetchAPI } = payload;
       if (request.method !== 'GET') return;
       if (url.pathname === METRICS_PATH && metrics) {
         const { contentType, body } = await metrics.render();
-        endResponse(new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }));
+        payload.endResponse(new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }));
       } else if (url.pathname === READINESS_PATH) {
         const readiness = await sources.readiness();
         const failing = Object.entries(readiness.upstreams).flatMap(([service, result]) =>
@@ -32,7 +33,7 @@ export function useOperationsEndpoints(sources: EndpointSources): Plugin {
         );
         const body = failing.length > 0 ? { ...readiness, message: `not ready: ${failing.join(', ')}` } : readiness;
         const status = readiness.status === 'ready' ? 200 : 503;
-        endResponse(fetchAPI.Response.json(body, { status, headers: { 'cache-control': 'no-store' } }));
+        payload.endResponse(fetchAPI.Response.json(body, { status, headers: { 'cache-control': 'no-store' } }));
       }
     },
   };

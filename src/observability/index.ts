@@ -4,7 +4,7 @@
  * `x-request-id`, or a new one) that comes back in the response, goes upstream with each call
  * and is on every log line written while it is served.
  */
-import { getOperationAST, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import type { HeaderSource } from '../credentials.js';
@@ -194,7 +194,7 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     },
     onExecute({ args }) {
       const operation = ambientScope()?.operation;
-      if (operation !== undefined) executing(operation, getOperationAST(args.document, args.operationName));
+      if (operation !== undefined) executing(operation, getOperationAST(args.document as DocumentNode, args.operationName as string | undefined));
     },
     onResultProcess({ result }) {
       const request = ambientScope()?.request;

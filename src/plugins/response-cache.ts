@@ -9,7 +9,7 @@
  * never held it).
  */
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
-import { getOperationAST, Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { getOperationAST, Kind, OperationTypeNode, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
@@ -63,9 +63,11 @@ function rootFields(document: DocumentNode, selectionSet: SelectionSetNode, seen
 function useMutationInvalidation(cache: Cache): Plugin {
   return {
     onExecute({ args }) {
-      const operation = getOperationAST(args.document, args.operationName);
-      if (operation?.operation !== 'mutation') return undefined;
-      const types = new Set(rootFields(args.document, operation.selectionSet).flatMap((name) => CHANGED_TYPE[name] ?? []));
+      // yoga types a plugin's execution arguments loosely; they are graphql-js's.
+      const document = args.document as DocumentNode;
+      const operation = getOperationAST(document, args.operationName as string | undefined);
+      if (operation?.operation !== OperationTypeNode.MUTATION) return undefined;
+      const types = new Set(rootFields(document, operation.selectionSet).flatMap((name) => CHANGED_TYPE[name] ?? []));
       if (types.size === 0) return undefined;
       return {
         // Also after a failure: the change may have been made although its answer was lost.

@@ -31,7 +31,10 @@ type Bucket = { tokens: number; updatedAt: number };
  * The in-memory store: a token bucket per key. Its memory is bounded: when it holds `maxKeys`
  * buckets, the ones that have refilled (and so mean nothing) are dropped, then the oldest.
  */
-export function createMemoryRateLimitStore(options: { maxKeys?: number } = {}): RateLimitStore {
+/** A store in this process: it answers at once. */
+export type MemoryRateLimitStore = Omit<RateLimitStore, 'take'> & { take(key: string, rule: BucketRule, now: number): Take };
+
+export function createMemoryRateLimitStore(options: { maxKeys?: number } = {}): MemoryRateLimitStore {
   const maxKeys = options.maxKeys ?? 100_000;
   const buckets = new Map<string, Bucket & { perMinute: number }>();
 

@@ -66,8 +66,8 @@ export function useSecretRedaction(): Plugin {
       const found = secretValues(params.variables, params.query);
       if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
     },
-    onResultProcess({ request, result, setResult }) {
-      setResult(redactResult(result, secretsOf(request)));
+    onResultProcess(payload) {
+      payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
     },
   };
 }
@@ -75,8 +75,8 @@ export function useSecretRedaction(): Plugin {
 /** The yoga plugin of {@link codeVariableErrors}. */
 export function useVariableErrorCode(): Plugin {
   return {
-    onResultProcess({ result, setResult }) {
-      setResult(codeVariableErrors(result));
+    onResultProcess(payload) {
+      payload.setResult(codeVariableErrors(payload.result));
     },
   };
 }

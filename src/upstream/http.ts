@@ -352,9 +352,9 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
 
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
     // that error, not undici's consequence of it, is what the caller must see.
-    let bodyError: unknown;
+    const source: { error?: Error } = {};
     const data = call.body?.data;
-    if (data !== undefined && typeof data !== 'string') data.once('error', (error) => (bodyError = error));
+    if (data !== undefined && typeof data !== 'string') data.once('error', (error) => (source.error = error));
 
     const headers: Record<string, string> = { ...call.headers };
     if (call.body) headers['content-type'] = call.body.contentType;
@@ -372,7 +372,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     } catch (error) {
       // undici destroys the body with its own error when the call fails; only a failure that
       // came from the body's source (an upload limit, a client gone) is passed on as it is.
-      if (bodyError !== undefined && !isTransportError(bodyError)) throw bodyError;
+      if (source.error !== undefined && !isTransportError(source.error)) throw source.error;
       return cut(error, false);
     }
 

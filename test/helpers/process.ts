@@ -13,7 +13,7 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export type StartedProcess = {
   child: ChildProcessWithoutNullStreams;
   /** everything written to stdout and stderr so far */
-  output(): string;
+  output: () => string;
   /** the exit code (null after a signal) */
   exited: Promise<number | null>;
 };

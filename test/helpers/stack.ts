@@ -2,7 +2,7 @@
  * Test stack: the embedded emulator on 127.0.0.1 port 0, and the gateway served over HTTP on
  * another free port, pointed at it. Each test file starts its own and stops it.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -52,9 +52,11 @@ export function defaultClientOptions(petstoreUrl: string): UpstreamClientOptions
   return upstreamClientOptions(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore');
 }
 
-/** Serves a request handler on 127.0.0.1, port 0. */
-export async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
+/** Serves a request handler (which may answer asynchronously) on 127.0.0.1, port 0. */
+export async function listen(
+  handler: (request: IncomingMessage, response: ServerResponse) => void | Promise<void>,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((request, response) => void handler(request, response));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { server, url: `http://127.0.0.1:${port}` };

@@ -29,7 +29,15 @@ export default defineConfig({
     hookTimeout: 15_000,
     projects: [
       // test/browser/ needs Chromium: `npm run test:browser` (vitest.browser.config.ts) runs it.
-      { extends: true, test: { name: 'emulator', include: ['test/**/*.test.ts'], exclude: ['test/browser/**'], provide: { upstream: 'emulator' } } },
+      {
+        extends: true,
+        test: {
+          name: 'emulator',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/browser/**'],
+          provide: { upstream: 'emulator' },
+        },
+      },
       { extends: true, test: { name: 'reference', include: INTEGRATION, provide: { upstream: 'reference' } } },
     ],
   },

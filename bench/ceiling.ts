@@ -36,8 +36,12 @@ function memoizingClient(...args: Parameters<typeof createUpstreamClient>): Upst
 }
 
 const config = loadConfig();
-if (config.petstoreUrl === undefined || config.plantsUrl === undefined) throw new Error('ceiling: set PETSTORE_URL and PLANTS_URL');
-const gateway = createGateway({ ...config, petstoreUrl: config.petstoreUrl, plantsUrl: config.plantsUrl }, { createUpstreamClient: memoizingClient });
+if (config.petstoreUrl === undefined || config.plantsUrl === undefined)
+  throw new Error('ceiling: set PETSTORE_URL and PLANTS_URL');
+const gateway = createGateway(
+  { ...config, petstoreUrl: config.petstoreUrl, plantsUrl: config.plantsUrl },
+  { createUpstreamClient: memoizingClient },
+);
 const server = createServer(gateway.handler);
 server.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;

@@ -46,7 +46,12 @@ export async function freePort(): Promise<number> {
  */
 function stopper(name: string, child: ChildProcess, tree = false): () => Promise<void> {
   return async () => {
-    const descendants = tree && child.pid !== undefined ? processTree(child.pid).slice(1).map((pid) => ({ pid, started: statOf(pid)?.startTime })) : [];
+    const descendants =
+      tree && child.pid !== undefined
+        ? processTree(child.pid)
+            .slice(1)
+            .map((pid) => ({ pid, started: statOf(pid)?.startTime }))
+        : [];
     await new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -76,7 +81,12 @@ function stopper(name: string, child: ChildProcess, tree = false): () => Promise
  * Starts `node --import tsx <script> [args]` and waits for the first line it prints on stdout,
  * parsed as JSON (the child's address).
  */
-export async function startReportingChild<T>(name: string, script: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Child & { info: T }> {
+export async function startReportingChild<T>(
+  name: string,
+  script: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<Child & { info: T }> {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -102,13 +112,20 @@ const DEFAULT_START_ARGS = ['--max-semi-space-size=8', 'dist/main.js'] as const;
  */
 export function startArguments(): readonly string[] {
   try {
-    const manifest = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts?: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
     const tokens = (manifest.scripts?.['start'] ?? '').trim().split(/\s+/);
-    const plain = tokens[0] === 'node' && tokens.length > 1 && tokens.every((token) => /^[\w@%+=:,./-]+$/.test(token) && !token.includes('$'));
+    const plain =
+      tokens[0] === 'node' &&
+      tokens.length > 1 &&
+      tokens.every((token) => /^[\w@%+=:,./-]+$/.test(token) && !token.includes('$'));
     if (plain) return tokens.slice(1);
     console.warn(`bench: the start script is not a plain node command; running node ${DEFAULT_START_ARGS.join(' ')}`);
   } catch (error) {
-    console.warn(`bench: could not read the start script (${error instanceof Error ? error.message : String(error)}); running node ${DEFAULT_START_ARGS.join(' ')}`);
+    console.warn(
+      `bench: could not read the start script (${error instanceof Error ? error.message : String(error)}); running node ${DEFAULT_START_ARGS.join(' ')}`,
+    );
   }
   return DEFAULT_START_ARGS;
 }
@@ -156,9 +173,16 @@ export async function startGateway(
   closeSync(log);
   let startupMs = Number.NaN;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}); see ${logFile}:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `${name} exited (${child.exitCode}); see ${logFile}:\n${readFileSync(logFile, 'utf8').slice(-2000)}`,
+      );
     try {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...probe.headers }, body: probe.body });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...probe.headers },
+        body: probe.body,
+      });
       const text = await response.text();
       if (response.ok && (JSON.parse(text) as { errors?: unknown }).errors === undefined) {
         startupMs = performance.now() - spawned;
@@ -194,13 +218,20 @@ function statOf(pid: number): Stat | undefined {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields from the 3rd (state) on; utime and stime are the 14th and 15th, starttime the 22nd.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]), startTime: Number(fields[19]) };
+    return {
+      ppid: Number(fields[1]),
+      cpuTicks: Number(fields[11]) + Number(fields[12]),
+      startTime: Number(fields[19]),
+    };
   } catch {
     return undefined;
   }
 }
 
-/** The direct children of a process: `/proc/<pid>/task/<tid>/children` where the kernel has it, else a scan of every process's parent. */
+/**
+ * The direct children of a process: `/proc/<pid>/task/<tid>/children` where the kernel has it, else a scan of every
+ * process's parent.
+ */
 function childrenOf(pid: number): number[] {
   try {
     const out: number[] = [];

@@ -25,7 +25,11 @@ const pool = new Pool(petstoreUrl.origin, { connections: 32, keepAliveTimeout: 3
 type Json = Record<string, unknown>;
 
 async function get(path: string, headers: Record<string, string> = {}): Promise<Json> {
-  const response = await pool.request({ method: 'GET', path: basePath + path, headers: { accept: 'application/json', ...headers } });
+  const response = await pool.request({
+    method: 'GET',
+    path: basePath + path,
+    headers: { accept: 'application/json', ...headers },
+  });
   if (response.statusCode !== 200) {
     await response.body.dump();
     throw new Error(`GET ${path}: ${response.statusCode}`);
@@ -57,10 +61,14 @@ const server = createServer((request, response) => {
   handler().then(
     (result) => {
       const text = JSON.stringify(result);
-      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+        .end(text);
     },
     (error: unknown) => {
-      response.writeHead(502, { 'content-type': 'text/plain' }).end(error instanceof Error ? error.message : 'upstream failed');
+      response
+        .writeHead(502, { 'content-type': 'text/plain' })
+        .end(error instanceof Error ? error.message : 'upstream failed');
     },
   );
 });

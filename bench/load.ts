@@ -33,7 +33,10 @@ export type RunResult = {
  * requests), sampling the resident set size of each of `watchPids` (a gateway's process tree:
  * the primary and its workers, each on its own) every 100 ms.
  */
-export function runLoad(target: Target | Target[], options: { connections: number; seconds?: number; amount?: number; watchPids?: readonly number[] }): Promise<RunResult> {
+export function runLoad(
+  target: Target | Target[],
+  options: { connections: number; seconds?: number; amount?: number; watchPids?: readonly number[] },
+): Promise<RunResult> {
   const targets = Array.isArray(target) ? target : [target];
   const first = targets[0];
   if (first === undefined) throw new Error('no target');
@@ -52,7 +55,12 @@ export function runLoad(target: Target | Target[], options: { connections: numbe
         url: first.url,
         connections: options.connections,
         ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.seconds ?? 1 }),
-        requests: targets.map((each) => ({ method: each.method, path: new URL(each.url).pathname + new URL(each.url).search, headers: each.headers, ...(each.body !== undefined ? { body: each.body } : {}) })),
+        requests: targets.map((each) => ({
+          method: each.method,
+          path: new URL(each.url).pathname + new URL(each.url).search,
+          headers: each.headers,
+          ...(each.body !== undefined ? { body: each.body } : {}),
+        })),
         timeout: 10,
       },
       (error: unknown, result: autocannon.Result) => {

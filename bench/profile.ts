@@ -8,8 +8,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number };
-type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[]; timeDeltas?: number[] };
+type ProfileNode = {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+};
+type CpuProfile = {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+};
 
 /**
  * Where a function lives: a package name, the project's own module, or Node's internals. The
@@ -28,14 +38,21 @@ function owner(url: string): string {
   return project ? `${project[1]}/${project[2]}` : url;
 }
 
-/** A function and its place; lines of the compiled build are those of `dist/` (esbuild keeps them close to the source's). */
+/**
+ * A function and its place; lines of the compiled build are those of `dist/` (esbuild keeps them close to the
+ * source's).
+ */
 function place(frame: ProfileNode['callFrame']): string {
   const file = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
   return `${frame.functionName || '(anonymous)'} ${file ? `${file}:${frame.lineNumber + 1}` : ''}`.trim();
 }
 
 /** Self time per function and per owner, in milliseconds, and the profile's total. */
-export function selfTimes(profile: CpuProfile): { total: number; byFunction: Map<string, number>; byOwner: Map<string, number> } {
+export function selfTimes(profile: CpuProfile): {
+  total: number;
+  byFunction: Map<string, number>;
+  byOwner: Map<string, number>;
+} {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const byFunction = new Map<string, number>();
   const byOwner = new Map<string, number>();
@@ -59,7 +76,9 @@ function top(map: Map<string, number>, total: number, count: number): string[] {
   return [...map.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
-    .map(([name, ms]) => `| ${((ms / total) * 100).toFixed(1)}% | ${ms.toFixed(0)} | \`${name.replace(/\|/g, '\\|')}\` |`);
+    .map(
+      ([name, ms]) => `| ${((ms / total) * 100).toFixed(1)}% | ${ms.toFixed(0)} | \`${name.replace(/\|/g, '\\|')}\` |`,
+    );
 }
 
 /**
@@ -81,7 +100,9 @@ function busy(times: ReturnType<typeof selfTimes>): number {
 /** A Markdown summary of the main-thread profile in each subdirectory (one per scenario) of `dir`. */
 export function summariseProfiles(dir: URL): string {
   const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).filter((each) => each.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })
+    .filter((each) => each.isDirectory())
+    .sort((a, b) => a.name.localeCompare(b.name))) {
     const found = mainThreadProfile(new URL(`${entry.name}/`, dir));
     if (found === undefined) continue;
     const { total, byFunction, byOwner } = found.times;

@@ -22,9 +22,14 @@ export type Measurement = {
   p50: number;
   p99: number;
   failures: number;
-  /** user + system CPU time of the contender's processes over the measured rounds, per answered request, in ms (GraphQL contenders) */
+  /**
+   * user + system CPU time of the contender's processes over the measured rounds, per answered request, in ms (GraphQL
+   * contenders)
+   */
   cpuMsPerRequest: number | undefined;
-  /** highest resident set size of any one of the contender's processes during its runs, in bytes (GraphQL contenders) */
+  /**
+   * highest resident set size of any one of the contender's processes during its runs, in bytes (GraphQL contenders)
+   */
   peakRss: number | undefined;
 };
 
@@ -35,13 +40,30 @@ export type CallCount = { scenario: number; contender: string; calls: number; ma
 export type SingleClient = { scenario: number; contender: string; p50: number; p99: number; mean: number };
 
 /** The steady-load run: resident set size of the gateway's processes together, one sample a second. */
-export type SteadyRun = { contender: string; processes: number; seconds: number; requests: number; failures: number; samples: number[]; peak: number };
+export type SteadyRun = {
+  contender: string;
+  processes: number;
+  seconds: number;
+  requests: number;
+  failures: number;
+  samples: number[];
+  peak: number;
+};
 
-/** Starts of one gateway contender: time from spawn to the first answer, and the largest process's RSS 2 s after it, per start. */
+/**
+ * Starts of one gateway contender: time from spawn to the first answer, and the largest process's RSS 2 s after it, per
+ * start.
+ */
 export type StartupRun = { contender: string; startsMs: number[]; idleRss: number[]; processes: number };
 
 /** 50 connections asking the same pet at 20 ms upstream latency. */
-export type SamePetRun = { contender: string; answered: number; upstreamCalls: number; failures: number; seconds: number };
+export type SamePetRun = {
+  contender: string;
+  answered: number;
+  upstreamCalls: number;
+  failures: number;
+  seconds: number;
+};
 
 /** One process of a gateway's tree and its peak resident set size over its life (VmHWM). */
 export type ProcessPeak = { role: 'primary' | 'worker'; bytes: number };
@@ -101,7 +123,9 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** Growth of the steady run: the median of its last sixth against that of its second sixth (the first is warm-up). */
@@ -124,10 +148,20 @@ const CPU_TARGETS: readonly { scenario: number; ms: number }[] = [
 
 export function renderResults(input: ResultsInput): string {
   const find = (scenario: number, latencyMs: number, connections: number, contender: string) =>
-    input.measurements.find((m) => m.scenario === scenario && m.latencyMs === latencyMs && m.connections === connections && m.contender === contender);
+    input.measurements.find(
+      (m) =>
+        m.scenario === scenario &&
+        m.latencyMs === latencyMs &&
+        m.connections === connections &&
+        m.contender === contender,
+    );
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
-  const autoProcesses = Math.max(0, ...input.peakRss.filter((p) => p.contender === CONTENDER.auto).map((p) => p.processes.length), ...input.startup.filter((s) => s.contender === CONTENDER.auto).map((s) => s.processes));
+  const autoProcesses = Math.max(
+    0,
+    ...input.peakRss.filter((p) => p.contender === CONTENDER.auto).map((p) => p.processes.length),
+    ...input.startup.filter((s) => s.contender === CONTENDER.auto).map((s) => s.processes),
+  );
 
   push(
     `# Benchmark results${input.quick ? ' (quick run: indicative only)' : ''}`,
@@ -138,7 +172,7 @@ export function renderResults(input: ResultsInput): string {
     '',
     'Contenders, each its own process (or tree of processes): **direct** is autocannon calling the emulator itself (scenarios 1, 2)',
     'or the minimal REST client `bench/direct-client.ts` (scenarios 3, 4: a plain node:http server making the fewest REST calls,',
-    'concurrently, over an undici pool of the gateway\'s size). **gateway** is the compiled gateway, built once by `npm run build`',
+    "concurrently, over an undici pool of the gateway's size). **gateway** is the compiled gateway, built once by `npm run build`",
     `at the start of the run and started as \`npm start\` starts it (\`${input.startCommand}\`), with \`NODE_ENV=production\`,`,
     '`PETSTORE_URL`/`PLANTS_URL` set to the bench emulator and every other setting at its default (rate limits off, shared',
     `in-flight upstream GETs on), with **WORKERS=1** (one process) and **WORKERS=auto** (the production default: a cluster primary`,
@@ -146,7 +180,7 @@ export function renderResults(input: ResultsInput): string {
     '**UPSTREAM_DEDUPE=false** (one upstream call per request even when requests ask the same thing; 0 ms, 10 connections,',
     'scenarios 1–3), and with the response cache (`RESPONSE_CACHE_TTL_MS=60000`; scenario 1, 10 connections, full run only).',
     '**ceiling** is the same gateway code, from source under tsx, in one process with the same settings, its upstream answers',
-    'served from memory after the first call (`bench/ceiling.ts`): GraphQL and the gateway\'s own code with no upstream path.',
+    "served from memory after the first call (`bench/ceiling.ts`): GraphQL and the gateway's own code with no upstream path.",
     'The upstream is the emulator with a fixed added latency per request.',
     '',
     `**CPU per request**: the user + system CPU time of every process of the contender's tree (primary and workers, found`,
@@ -164,11 +198,14 @@ export function renderResults(input: ResultsInput): string {
     `| Target | ${columns.join(' | ')} |`,
     `|---|${columns.map(() => '---').join('|')}|`,
   );
-  const row = (target: string, cell: (contender: string) => string | undefined) => push(`| ${target} | ${columns.map((label) => cell(label) ?? '—').join(' | ')} |`);
+  const row = (target: string, cell: (contender: string) => string | undefined) =>
+    push(`| ${target} | ${columns.map((label) => cell(label) ?? '—').join(' | ')} |`);
   for (const { scenario, ms: budget } of CPU_TARGETS) {
     row(`CPU per request, ${SCENARIO_NAMES[scenario]}, 0 ms upstream, 10 connections: ≤ ${budget} ms`, (label) => {
       const m = find(scenario, 0, 10, label);
-      return m?.cpuMsPerRequest === undefined ? undefined : `${cpu(m.cpuMsPerRequest)} ms ${verdict(m.cpuMsPerRequest <= budget)}`;
+      return m?.cpuMsPerRequest === undefined
+        ? undefined
+        : `${cpu(m.cpuMsPerRequest)} ms ${verdict(m.cpuMsPerRequest <= budget)}`;
     });
   }
   for (const scenario of [1, 2]) {
@@ -195,12 +232,15 @@ export function renderResults(input: ResultsInput): string {
       return `${pct(ratio)} (${m.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s) ${verdict(ratio >= 0.15)}`;
     });
   }
-  row(`start to first answer (spawn of \`node … dist/main.js\` to the first answer to scenario 1), median of ${input.plan.starts} starts: ≤ 1.5 s`, (label) => {
-    const run = input.startup.find((s) => s.contender === label);
-    if (!run || run.startsMs.length === 0) return undefined;
-    const value = median(run.startsMs);
-    return `${(value / 1000).toFixed(2)} s ${verdict(value <= 1500)}`;
-  });
+  row(
+    `start to first answer (spawn of \`node … dist/main.js\` to the first answer to scenario 1), median of ${input.plan.starts} starts: ≤ 1.5 s`,
+    (label) => {
+      const run = input.startup.find((s) => s.contender === label);
+      if (!run || run.startsMs.length === 0) return undefined;
+      const value = median(run.startsMs);
+      return `${(value / 1000).toFixed(2)} s ${verdict(value <= 1500)}`;
+    },
+  );
   row('resident memory of each gateway process, idle (2 s after start and one request): ≤ 100 MB', (label) => {
     const run = input.startup.find((s) => s.contender === label);
     if (!run || run.idleRss.length === 0) return undefined;
@@ -223,7 +263,7 @@ export function renderResults(input: ResultsInput): string {
   push(
     '',
     `The ${CONTENDER.noDedupe} column is for reference: the cost of a request that shares no upstream call (at 0 ms and 10`,
-    'connections, scenario 1 asks the same pet on every connection, so with sharing on some requests wait on another\'s call).',
+    "connections, scenario 1 asks the same pet on every connection, so with sharing on some requests wait on another's call).",
     '',
   );
 
@@ -233,7 +273,9 @@ export function renderResults(input: ResultsInput): string {
     const count = input.calls.find((c) => c.scenario === scenario && c.contender === CONTENDER.workers1);
     const distinct = DISTINCT_ENTITIES[scenario] ?? 0;
     if (count) {
-      push(`| S${scenario}: upstream calls per request = distinct entities (${distinct}), fetched concurrently (${CONTENDER.workers1}) | ${count.calls} calls, up to ${count.maxConcurrent} at once | ${verdict(count.calls <= distinct)} |`);
+      push(
+        `| S${scenario}: upstream calls per request = distinct entities (${distinct}), fetched concurrently (${CONTENDER.workers1}) | ${count.calls} calls, up to ${count.maxConcurrent} at once | ${verdict(count.calls <= distinct)} |`,
+      );
     }
   }
   for (const [scenario, limit] of [
@@ -244,7 +286,9 @@ export function renderResults(input: ResultsInput): string {
     for (const label of [CONTENDER.workers1, CONTENDER.auto]) {
       const single = input.singleClient.find((s) => s.scenario === scenario && s.contender === label);
       if (single) {
-        push(`| S${scenario}, 5 ms upstream, one client: answers in under ${limit} ms (${label}) | p50 ${ms(single.p50)} ms, p99 ${ms(single.p99)} ms (direct client p50 ${direct ? ms(direct.p50) : '—'} ms) | ${verdict(single.p50 < limit)} |`);
+        push(
+          `| S${scenario}, 5 ms upstream, one client: answers in under ${limit} ms (${label}) | p50 ${ms(single.p50)} ms, p99 ${ms(single.p99)} ms (direct client p50 ${direct ? ms(direct.p50) : '—'} ms) | ${verdict(single.p50 < limit)} |`,
+        );
       }
     }
   }
@@ -260,10 +304,10 @@ export function renderResults(input: ResultsInput): string {
   push(
     '## Throughput and latency',
     '',
-    '`gateway/direct` is the contender\'s throughput over direct REST\'s on the same configuration; `of ceiling` its throughput over the',
-    'framework ceiling\'s (0 ms only: the ceiling makes no upstream call, so latency does not change it). CPU ms/req as described',
+    "`gateway/direct` is the contender's throughput over direct REST's on the same configuration; `of ceiling` its throughput over the",
+    "framework ceiling's (0 ms only: the ceiling makes no upstream call, so latency does not change it). CPU ms/req as described",
     'above. Upstream calls per request come from a separate pass against a recording emulator, one request at a time (under load,',
-    'shared in-flight calls make fewer). Peak RSS is the highest resident set size of any one of the contender\'s processes, sampled',
+    "shared in-flight calls make fewer). Peak RSS is the highest resident set size of any one of the contender's processes, sampled",
     'every 100 ms during its runs on that line.',
     '',
     '| Scenario | Upstream latency | Connections | Contender | req/s | p50 ms | p99 ms | CPU ms/req | Upstream calls/req | Peak RSS MB | gateway/direct | of ceiling |',
@@ -292,7 +336,8 @@ export function renderResults(input: ResultsInput): string {
       '| Contender | Processes | Start to first answer, each start (ms) | Median | Idle RSS of the largest process, each start (MB) |',
       '|---|---:|---|---:|---|',
       ...input.startup.map(
-        (s) => `| ${s.contender} | ${s.processes} | ${s.startsMs.map((value) => value.toFixed(0)).join(', ')} | ${median(s.startsMs).toFixed(0)} ms | ${s.idleRss.map((bytes) => mb(bytes)).join(', ')} |`,
+        (s) =>
+          `| ${s.contender} | ${s.processes} | ${s.startsMs.map((value) => value.toFixed(0)).join(', ')} | ${median(s.startsMs).toFixed(0)} ms | ${s.idleRss.map((bytes) => mb(bytes)).join(', ')} |`,
       ),
       '',
     );
@@ -307,14 +352,25 @@ export function renderResults(input: ResultsInput): string {
       '',
       '| Contender | Answered | Upstream calls | Calls per answer | Failed |',
       '|---|---:|---:|---:|---:|',
-      ...input.samePet.map((s) => `| ${s.contender} | ${s.answered} | ${s.upstreamCalls} | ${(s.upstreamCalls / Math.max(1, s.answered)).toFixed(3)} | ${s.failures} |`),
+      ...input.samePet.map(
+        (s) =>
+          `| ${s.contender} | ${s.answered} | ${s.upstreamCalls} | ${(s.upstreamCalls / Math.max(1, s.answered)).toFixed(3)} | ${s.failures} |`,
+      ),
       '',
     );
   }
 
   if (input.singleClient.length > 0) {
-    push('## One client at a time, 5 ms upstream', '', '| Scenario | Contender | p50 ms | p99 ms | mean ms |', '|---|---|---:|---:|---:|');
-    for (const s of input.singleClient) push(`| ${SCENARIO_NAMES[s.scenario] ?? s.scenario} | ${s.contender} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.mean)} |`);
+    push(
+      '## One client at a time, 5 ms upstream',
+      '',
+      '| Scenario | Contender | p50 ms | p99 ms | mean ms |',
+      '|---|---|---:|---:|---:|',
+    );
+    for (const s of input.singleClient)
+      push(
+        `| ${SCENARIO_NAMES[s.scenario] ?? s.scenario} | ${s.contender} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.mean)} |`,
+      );
     push('');
   }
 
@@ -328,7 +384,8 @@ export function renderResults(input: ResultsInput): string {
       '| Scenario | Contender | Calls per request | At once |',
       '|---|---|---:|---:|',
     );
-    for (const c of input.calls) push(`| ${SCENARIO_NAMES[c.scenario] ?? c.scenario} | ${c.contender} | ${c.calls} | ${c.maxConcurrent} |`);
+    for (const c of input.calls)
+      push(`| ${SCENARIO_NAMES[c.scenario] ?? c.scenario} | ${c.contender} | ${c.calls} | ${c.maxConcurrent} |`);
     push('');
   }
 
@@ -346,7 +403,7 @@ export function renderResults(input: ResultsInput): string {
   push(
     '## Peak RSS per gateway process',
     '',
-    'VmHWM of each process of the gateway\'s tree at the end of the phase: its peak over its life, which covers every scenario of the phase.',
+    "VmHWM of each process of the gateway's tree at the end of the phase: its peak over its life, which covers every scenario of the phase.",
     '',
     '| Gateway | Upstream latency | Processes | Primary (MB) | Workers (MB) |',
     '|---|---|---:|---:|---|',
@@ -355,10 +412,12 @@ export function renderResults(input: ResultsInput): string {
         `| ${p.contender} | ${p.latencyMs} ms | ${p.processes.length} | ${p.processes
           .filter((each) => each.role === 'primary')
           .map((each) => mb(each.bytes))
-          .join(', ')} | ${p.processes
-          .filter((each) => each.role === 'worker')
-          .map((each) => mb(each.bytes))
-          .join(', ') || '—'} |`,
+          .join(', ')} | ${
+          p.processes
+            .filter((each) => each.role === 'worker')
+            .map((each) => mb(each.bytes))
+            .join(', ') || '—'
+        } |`,
     ),
     '',
   );

@@ -56,8 +56,30 @@ const PROFILE = argv.includes('--profile');
 
 /** How long and how often; the full run is what `bench/RESULTS.md` holds. */
 const PLAN = QUICK
-  ? { latencies: [0, 5], connections: [10], seconds: 1, rounds: 1, warmupSeconds: 0.3, singleSeconds: 1, singleRounds: 0, steadySeconds: 3, starts: 2, samePetSeconds: 1.5 }
-  : { latencies: [0, 5], connections: [10, 50], seconds: 3, rounds: 3, warmupSeconds: 1, singleSeconds: 3, singleRounds: 2, steadySeconds: 60, starts: 5, samePetSeconds: 5 };
+  ? {
+      latencies: [0, 5],
+      connections: [10],
+      seconds: 1,
+      rounds: 1,
+      warmupSeconds: 0.3,
+      singleSeconds: 1,
+      singleRounds: 0,
+      steadySeconds: 3,
+      starts: 2,
+      samePetSeconds: 1.5,
+    }
+  : {
+      latencies: [0, 5],
+      connections: [10, 50],
+      seconds: 3,
+      rounds: 3,
+      warmupSeconds: 1,
+      singleSeconds: 3,
+      singleRounds: 2,
+      steadySeconds: 60,
+      starts: 5,
+      samePetSeconds: 5,
+    };
 
 /**
  * Settings of every gateway process (and of the ceiling) besides the upstream URLs: what a real
@@ -78,9 +100,23 @@ type GatewayVariant = {
 const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
   { label: CONTENDER.workers1, env: { WORKERS: '1' }, scenarios: [1, 2, 3, 4], quick: true },
   { label: CONTENDER.auto, env: { WORKERS: 'auto' }, scenarios: [1, 2, 3, 4], quick: true },
-  // One upstream call per request even when 10 connections ask the same pet: the CPU cost of a request that is not shared.
-  { label: CONTENDER.noDedupe, env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' }, scenarios: [1, 2, 3], connections: [10], latencies: [0], quick: true },
-  { label: CONTENDER.cache, env: { WORKERS: '1', RESPONSE_CACHE_TTL_MS: '60000' }, scenarios: [1], connections: [10], quick: false },
+  // One upstream call per request even when 10 connections ask the same pet: the CPU cost of a request that is not
+  // shared.
+  {
+    label: CONTENDER.noDedupe,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
+    scenarios: [1, 2, 3],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  {
+    label: CONTENDER.cache,
+    env: { WORKERS: '1', RESPONSE_CACHE_TTL_MS: '60000' },
+    scenarios: [1],
+    connections: [10],
+    quick: false,
+  },
 ];
 const VARIANTS: readonly GatewayVariant[] = ALL_VARIANTS.filter((variant) => !QUICK || variant.quick);
 const variant = (label: string) => VARIANTS.find((each) => each.label === label);
@@ -96,13 +132,21 @@ type Contender = {
 
 const GRAPHQL_HEADERS = { 'content-type': 'application/json', accept: 'application/json', ...CREDENTIAL_HEADERS };
 
-function graphqlContender(label: string, kind: 'gateway' | 'ceiling', url: string, pid: number, scenarios: readonly number[], connections?: readonly number[]): Contender {
+function graphqlContender(
+  label: string,
+  kind: 'gateway' | 'ceiling',
+  url: string,
+  pid: number,
+  scenarios: readonly number[],
+  connections?: readonly number[],
+): Contender {
   return {
     label,
     kind,
     pid,
     target: (scenario) => ({ url, method: 'POST', headers: GRAPHQL_HEADERS, body: scenario.graphql }),
-    applies: (scenario, at) => scenarios.includes(scenario.id) && (at === undefined || connections === undefined || connections.includes(at)),
+    applies: (scenario, at) =>
+      scenarios.includes(scenario.id) && (at === undefined || connections === undefined || connections.includes(at)),
   };
 }
 
@@ -113,20 +157,33 @@ function directContender(petstoreUrl: string, clientUrl: string): Contender {
     kind: 'direct',
     target: (scenario) =>
       scenario.direct.kind === 'rest'
-        ? { url: origin + scenario.direct.path, method: 'GET', headers: { accept: 'application/json', ...scenario.direct.headers } }
+        ? {
+            url: origin + scenario.direct.path,
+            method: 'GET',
+            headers: { accept: 'application/json', ...scenario.direct.headers },
+          }
         : { url: clientUrl + scenario.direct.path, method: 'GET', headers: {} },
     applies: () => true,
   };
 }
 
 /** Starts one gateway per variant that runs at this upstream latency, each with its contender. */
-async function startVariants(name: string, env: Record<string, string>, latencyMs: number | undefined, children: Child[]): Promise<{ variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[]> {
+async function startVariants(
+  name: string,
+  env: Record<string, string>,
+  latencyMs: number | undefined,
+  children: Child[],
+): Promise<{ variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[]> {
   const out: { variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[] = [];
   for (const each of VARIANTS) {
     if (latencyMs !== undefined && each.latencies !== undefined && !each.latencies.includes(latencyMs)) continue;
     const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env });
     children.push(gateway);
-    out.push({ variant: each, gateway, contender: graphqlContender(each.label, 'gateway', gateway.url, gateway.pid, each.scenarios, each.connections) });
+    out.push({
+      variant: each,
+      gateway,
+      contender: graphqlContender(each.label, 'gateway', gateway.url, gateway.pid, each.scenarios, each.connections),
+    });
   }
   return out;
 }
@@ -134,12 +191,18 @@ async function startVariants(name: string, env: Record<string, string>, latencyM
 /** Sends one request of a scenario to a contender and checks the answer, before anything is measured. */
 async function check(contender: Contender, scenario: Scenario): Promise<void> {
   const target = contender.target(scenario);
-  const response = await fetch(target.url, { method: target.method, headers: target.headers, ...(target.body !== undefined ? { body: target.body } : {}) });
+  const response = await fetch(target.url, {
+    method: target.method,
+    headers: target.headers,
+    ...(target.body !== undefined ? { body: target.body } : {}),
+  });
   const text = await response.text();
-  if (!response.ok) throw new Error(`${contender.label}, scenario ${scenario.id}: status ${response.status}: ${text.slice(0, 300)}`);
+  if (!response.ok)
+    throw new Error(`${contender.label}, scenario ${scenario.id}: status ${response.status}: ${text.slice(0, 300)}`);
   if (contender.kind === 'direct') return;
   const result = JSON.parse(text) as { data?: unknown; errors?: unknown };
-  const problem = result.errors !== undefined ? `errors ${JSON.stringify(result.errors).slice(0, 300)}` : scenario.check(result.data);
+  const problem =
+    result.errors !== undefined ? `errors ${JSON.stringify(result.errors).slice(0, 300)}` : scenario.check(result.data);
   if (problem !== undefined) throw new Error(`${contender.label}, scenario ${scenario.id}: ${problem}`);
 }
 
@@ -148,7 +211,12 @@ async function check(contender: Contender, scenario: Scenario): Promise<void> {
  * process of its tree (primary and workers) is read from `/proc` before and after the run, and
  * the resident set size of each is sampled during it.
  */
-async function measuredRun(contender: Contender, target: Target, connections: number, seconds: number): Promise<RunResult & { cpuMs: number }> {
+async function measuredRun(
+  contender: Contender,
+  target: Target,
+  connections: number,
+  seconds: number,
+): Promise<RunResult & { cpuMs: number }> {
   if (contender.pid === undefined) return { ...(await runLoad(target, { connections, seconds })), cpuMs: 0 };
   const tree = processTree(contender.pid);
   const before = cpuTicksOf(tree);
@@ -158,14 +226,23 @@ async function measuredRun(contender: Contender, target: Target, connections: nu
 }
 
 /** Runs every applicable contender `rounds` times on one configuration, alternating, and merges the rounds. */
-async function compare(contenders: readonly Contender[], scenario: Scenario, latencyMs: number, connections: number, rounds: number, seconds: number): Promise<Measurement[]> {
+async function compare(
+  contenders: readonly Contender[],
+  scenario: Scenario,
+  latencyMs: number,
+  connections: number,
+  rounds: number,
+  seconds: number,
+): Promise<Measurement[]> {
   const active = contenders.filter((contender) => contender.applies(scenario, connections));
   const runs = new Map<string, (RunResult & { cpuMs: number })[]>(active.map((contender) => [contender.label, []]));
-  for (const contender of active) await runLoad(contender.target(scenario), { connections, seconds: PLAN.warmupSeconds });
+  for (const contender of active)
+    await runLoad(contender.target(scenario), { connections, seconds: PLAN.warmupSeconds });
   for (let round = 0; round < rounds; round += 1) {
     // Each round starts with a different contender, so none is always first after a pause.
     const order = active.map((_, index) => active[(index + round) % active.length] as Contender);
-    for (const contender of order) runs.get(contender.label)?.push(await measuredRun(contender, contender.target(scenario), connections, seconds));
+    for (const contender of order)
+      runs.get(contender.label)?.push(await measuredRun(contender, contender.target(scenario), connections, seconds));
   }
   return active.map((contender) => {
     const results = runs.get(contender.label) ?? [];
@@ -204,11 +281,19 @@ async function countCalls(): Promise<CallCount[]> {
   try {
     await seedUpstream(emulator.petstoreUrl);
     const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
-    const contenders: Contender[] = (await startVariants('count', env, undefined, children)).map((each) => each.contender);
-    const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], { ...env, HOST: '127.0.0.1', PORT: '0' });
+    const contenders: Contender[] = (await startVariants('count', env, undefined, children)).map(
+      (each) => each.contender,
+    );
+    const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], {
+      ...env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+    });
     children.push(ceiling);
     contenders.push(graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]));
-    const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [emulator.petstoreUrl]);
+    const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [
+      emulator.petstoreUrl,
+    ]);
     children.push(client);
     contenders.push(directContender(emulator.petstoreUrl, client.info.url));
 
@@ -222,7 +307,9 @@ async function countCalls(): Promise<CallCount[]> {
         // The direct REST call of scenarios 1 and 2 is itself the upstream call.
         const calls = emulator.requests.length / repeats;
         counts.push({ scenario: scenario.id, contender: contender.label, calls, maxConcurrent: emulator.maxInFlight });
-        console.log(`  s${scenario.id} ${contender.label.padEnd(38)} ${calls} upstream calls/request, at most ${emulator.maxInFlight} at once`);
+        console.log(
+          `  s${scenario.id} ${contender.label.padEnd(38)} ${calls} upstream calls/request, at most ${emulator.maxInFlight} at once`,
+        );
       }
     }
     return counts;
@@ -244,16 +331,26 @@ async function samePet(): Promise<SamePetRun[]> {
   const scenario = SCENARIOS.find((each) => each.id === 1) as Scenario;
   try {
     const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
-    const contenders = (await startVariants('same pet', env, undefined, children)).map((each) => each.contender).filter((each) => each.label !== CONTENDER.cache);
+    const contenders = (await startVariants('same pet', env, undefined, children))
+      .map((each) => each.contender)
+      .filter((each) => each.label !== CONTENDER.cache);
     const out: SamePetRun[] = [];
     for (const contender of contenders) {
       await check(contender, scenario);
       await runLoad(contender.target(scenario), { connections: 50, seconds: PLAN.warmupSeconds });
       emulator.clearRequests();
       const result = await runLoad(contender.target(scenario), { connections: 50, seconds: PLAN.samePetSeconds });
-      const run: SamePetRun = { contender: contender.label, answered: result.requests, upstreamCalls: emulator.requests.length, failures: result.failures, seconds: result.seconds };
+      const run: SamePetRun = {
+        contender: contender.label,
+        answered: result.requests,
+        upstreamCalls: emulator.requests.length,
+        failures: result.failures,
+        seconds: result.seconds,
+      };
       emulator.clearRequests();
-      console.log(`  ${contender.label.padEnd(38)} ${run.answered} answered, ${run.upstreamCalls} upstream calls (${((run.upstreamCalls / Math.max(1, run.answered)) * 100).toFixed(1)}%)`);
+      console.log(
+        `  ${contender.label.padEnd(38)} ${run.answered} answered, ${run.upstreamCalls} upstream calls (${((run.upstreamCalls / Math.max(1, run.answered)) * 100).toFixed(1)}%)`,
+      );
       out.push(run);
     }
     return out;
@@ -273,11 +370,17 @@ async function startup(env: Record<string, string>): Promise<StartupRun[]> {
   console.log(`start to first answer, ${PLAN.starts} starts each`);
   const scenario = SCENARIOS.find((each) => each.id === 1) as Scenario;
   const labels = [CONTENDER.workers1, CONTENDER.auto];
-  const runs = new Map<string, StartupRun>(labels.map((label) => [label, { contender: label, startsMs: [], idleRss: [], processes: 0 }]));
+  const runs = new Map<string, StartupRun>(
+    labels.map((label) => [label, { contender: label, startsMs: [], idleRss: [], processes: 0 }]),
+  );
   for (let start = 0; start < PLAN.starts; start += 1) {
     for (const label of start % 2 === 0 ? labels : [...labels].reverse()) {
       const settings = variant(label)?.env ?? {};
-      const gateway = await startGateway(`start ${label} ${start}`, { ...env, ...settings }, { probe: { body: scenario.graphql, headers: CREDENTIAL_HEADERS } });
+      const gateway = await startGateway(
+        `start ${label} ${start}`,
+        { ...env, ...settings },
+        { probe: { body: scenario.graphql, headers: CREDENTIAL_HEADERS } },
+      );
       try {
         await new Promise((resolve) => setTimeout(resolve, 2000));
         const tree = processTree(gateway.pid);
@@ -285,7 +388,9 @@ async function startup(env: Record<string, string>): Promise<StartupRun[]> {
         run.startsMs.push(gateway.startupMs);
         run.idleRss.push(Math.max(...tree.map((pid) => memoryOf(pid).rss)));
         run.processes = Math.max(run.processes, tree.length);
-        console.log(`  ${label.padEnd(38)} first answer after ${gateway.startupMs.toFixed(0)} ms; idle RSS ${tree.map((pid) => (memoryOf(pid).rss / 2 ** 20).toFixed(0)).join(' + ')} MB (${tree.length} process(es))`);
+        console.log(
+          `  ${label.padEnd(38)} first answer after ${gateway.startupMs.toFixed(0)} ms; idle RSS ${tree.map((pid) => (memoryOf(pid).rss / 2 ** 20).toFixed(0)).join(' + ')} MB (${tree.length} process(es))`,
+        );
       } finally {
         await gateway.stop();
       }
@@ -299,28 +404,45 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
   console.log(`upstream latency ${latencyMs} ms`);
   const children: Child[] = [];
   try {
-    const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>(`emulator ${latencyMs} ms`, 'bench/emulator.ts', [String(latencyMs)]);
+    const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>(
+      `emulator ${latencyMs} ms`,
+      'bench/emulator.ts',
+      [String(latencyMs)],
+    );
     children.push(emulator);
     await seedUpstream(emulator.info.petstoreUrl);
     const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
     // Starts first, while no other gateway is running, against the 0 ms upstream.
     if (latencyMs === 0) results.startup = await startup(env);
-    const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [emulator.info.petstoreUrl]);
+    const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [
+      emulator.info.petstoreUrl,
+    ]);
     children.push(client);
     const gateways = await startVariants(`${latencyMs}ms`, env, latencyMs, children);
-    const contenders: Contender[] = [directContender(emulator.info.petstoreUrl, client.info.url), ...gateways.map((each) => each.contender)];
+    const contenders: Contender[] = [
+      directContender(emulator.info.petstoreUrl, client.info.url),
+      ...gateways.map((each) => each.contender),
+    ];
     // The ceiling makes no upstream call once warm, so the upstream's latency does not change it: run at 0 ms only.
     if (latencyMs === 0) {
-      const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], { ...env, HOST: '127.0.0.1', PORT: '0' });
+      const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], {
+        ...env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+      });
       children.push(ceiling);
       contenders.push(graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]));
     }
-    for (const scenario of SCENARIOS) for (const contender of contenders) if (contender.applies(scenario)) await check(contender, scenario);
-    for (const { variant: each, gateway } of gateways) console.log(`  ${each.label}: ${processTree(gateway.pid).length} process(es)`);
+    for (const scenario of SCENARIOS)
+      for (const contender of contenders) if (contender.applies(scenario)) await check(contender, scenario);
+    for (const { variant: each, gateway } of gateways)
+      console.log(`  ${each.label}: ${processTree(gateway.pid).length} process(es)`);
 
     for (const scenario of SCENARIOS) {
       for (const connections of PLAN.connections) {
-        results.measurements.push(...(await compare(contenders, scenario, latencyMs, connections, PLAN.rounds, PLAN.seconds)));
+        results.measurements.push(
+          ...(await compare(contenders, scenario, latencyMs, connections, PLAN.rounds, PLAN.seconds)),
+        );
       }
     }
 
@@ -331,7 +453,10 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
     }
     // VmHWM: each process's peak over its life, which here is every scenario of this phase.
     for (const { variant: each, gateway } of gateways) {
-      const processes: ProcessPeak[] = processTree(gateway.pid).map((pid, index) => ({ role: index === 0 ? 'primary' : 'worker', bytes: memoryOf(pid).peak }));
+      const processes: ProcessPeak[] = processTree(gateway.pid).map((pid, index) => ({
+        role: index === 0 ? 'primary' : 'worker',
+        bytes: memoryOf(pid).peak,
+      }));
       results.peakRss.push({ contender: each.label, latencyMs, processes });
     }
   } finally {
@@ -342,11 +467,15 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
 
 /** One client, one request at a time: the latency of a fan-out as a user sees it (scenarios 3 and 4). */
 async function singleClient(contenders: readonly Contender[]): Promise<SingleClient[]> {
-  const chosen = contenders.filter((contender) => contender.label === CONTENDER.workers1 || contender.label === CONTENDER.auto || contender.kind === 'direct');
+  const chosen = contenders.filter(
+    (contender) =>
+      contender.label === CONTENDER.workers1 || contender.label === CONTENDER.auto || contender.kind === 'direct',
+  );
   const out: SingleClient[] = [];
   for (const scenario of SCENARIOS.filter((each) => each.id === 3 || each.id === 4)) {
     const latencies = new Map<string, number[]>(chosen.map((contender) => [contender.label, []]));
-    for (const contender of chosen) await runLoad(contender.target(scenario), { connections: 1, seconds: PLAN.warmupSeconds });
+    for (const contender of chosen)
+      await runLoad(contender.target(scenario), { connections: 1, seconds: PLAN.warmupSeconds });
     for (let round = 0; round < PLAN.singleRounds; round += 1) {
       for (const contender of round % 2 === 0 ? chosen : [...chosen].reverse()) {
         const result = await runLoad(contender.target(scenario), { connections: 1, seconds: PLAN.singleSeconds });
@@ -362,7 +491,9 @@ async function singleClient(contenders: readonly Contender[]): Promise<SingleCli
         p99: percentile(values, 99),
         mean: values.reduce((sum, value) => sum + value, 0) / values.length,
       };
-      console.log(`  single client s${scenario.id} ${contender.label.padEnd(38)} p50 ${entry.p50.toFixed(2)} ms  p99 ${entry.p99.toFixed(2)} ms  mean ${entry.mean.toFixed(2)} ms`);
+      console.log(
+        `  single client s${scenario.id} ${contender.label.padEnd(38)} p50 ${entry.p50.toFixed(2)} ms  p99 ${entry.p99.toFixed(2)} ms  mean ${entry.mean.toFixed(2)} ms`,
+      );
       out.push(entry);
     }
   }
@@ -378,11 +509,26 @@ async function steady(label: string, gateway: Child & { url: string }): Promise<
   const tree = processTree(gateway.pid);
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(tree.reduce((sum, pid) => sum + memoryOf(pid).rss, 0)), 1000);
-  const targets = SCENARIOS.map((scenario) => ({ url: gateway.url, method: 'POST' as const, headers: GRAPHQL_HEADERS, body: scenario.graphql }));
+  const targets = SCENARIOS.map((scenario) => ({
+    url: gateway.url,
+    method: 'POST' as const,
+    headers: GRAPHQL_HEADERS,
+    body: scenario.graphql,
+  }));
   const result = await runLoad(targets, { connections: 10, seconds: PLAN.steadySeconds, watchPids: tree });
   clearInterval(sampler);
-  const run: SteadyRun = { contender: label, processes: tree.length, seconds: PLAN.steadySeconds, requests: result.requests, failures: result.failures, samples, peak: result.peakRss };
-  console.log(`  ${result.requests} requests; RSS ${samples.map((bytes) => (bytes / 2 ** 20).toFixed(0)).join(' ')} MB`);
+  const run: SteadyRun = {
+    contender: label,
+    processes: tree.length,
+    seconds: PLAN.steadySeconds,
+    requests: result.requests,
+    failures: result.failures,
+    samples,
+    peak: result.peakRss,
+  };
+  console.log(
+    `  ${result.requests} requests; RSS ${samples.map((bytes) => (bytes / 2 ** 20).toFixed(0)).join(' ')} MB`,
+  );
   return run;
 }
 
@@ -392,19 +538,32 @@ async function profile(): Promise<void> {
   buildGateway({ modules: true });
   const dir = new URL('profiles/', OUTPUT_DIR);
   mkdirSync(dir, { recursive: true });
-  const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>('emulator', 'bench/emulator.ts', ['0']);
+  const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>(
+    'emulator',
+    'bench/emulator.ts',
+    ['0'],
+  );
   try {
     await seedUpstream(emulator.info.petstoreUrl);
-    const env = { ...PRODUCTION_ENV, WORKERS: '1', PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
+    const env = {
+      ...PRODUCTION_ENV,
+      WORKERS: '1',
+      PETSTORE_URL: emulator.info.petstoreUrl,
+      PLANTS_URL: emulator.info.plantsUrl,
+    };
     const only = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
     for (const scenario of SCENARIOS.filter((each) => only === undefined || String(each.id) === only)) {
       const name = `scenario-${scenario.id}`;
       // One directory per scenario: the profile is written there when the gateway exits.
-      const gateway = await startGateway(`profile ${name}`, env, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${new URL(`${name}/`, dir).pathname}`] });
+      const gateway = await startGateway(`profile ${name}`, env, {
+        nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${new URL(`${name}/`, dir).pathname}`],
+      });
       const contender = graphqlContender('gateway', 'gateway', gateway.url, gateway.pid, [scenario.id]);
       await check(contender, scenario);
       const result = await measuredRun(contender, contender.target(scenario), 10, 10);
-      console.log(`  ${name}: ${(result.requests / result.seconds).toFixed(0)} req/s, ${(result.cpuMs / Math.max(1, result.requests)).toFixed(3)} ms CPU/request while profiling`);
+      console.log(
+        `  ${name}: ${(result.requests / result.seconds).toFixed(0)} req/s, ${(result.cpuMs / Math.max(1, result.requests)).toFixed(3)} ms CPU/request while profiling`,
+      );
       await gateway.stop();
     }
   } finally {
@@ -418,7 +577,10 @@ async function profile(): Promise<void> {
 function gitDescription(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], {
+        encoding: 'utf8',
+      }).trim() !== '';
     return `${commit}${dirty ? ' with uncommitted changes' : ''}`;
   } catch {
     return 'unknown';

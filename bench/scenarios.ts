@@ -29,7 +29,8 @@ export const orderPetId = (orderId: number) => ((orderId - 1) % 10) + 1;
 /** 100 representations over 50 distinct ids: 1..50, twice. */
 export const ENTITY_IDS = Array.from({ length: 100 }, (_, index) => String((index % 50) + 1));
 
-const body = (query: string, variables?: Record<string, unknown>) => JSON.stringify(variables ? { query, variables } : { query });
+const body = (query: string, variables?: Record<string, unknown>) =>
+  JSON.stringify(variables ? { query, variables } : { query });
 
 function field(data: unknown, name: string): unknown {
   return typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[name] : undefined;
@@ -49,18 +50,26 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 2,
     name: 'list by status',
     graphql: body('{ petsByStatus(status: [AVAILABLE]) { id name status category { id name } tags { id name } } }'),
-    direct: { kind: 'rest', path: '/api/v3/pet/findByStatus?status=available', headers: { authorization: CREDENTIAL_HEADERS.authorization } },
+    direct: {
+      kind: 'rest',
+      path: '/api/v3/pet/findByStatus?status=available',
+      headers: { authorization: CREDENTIAL_HEADERS.authorization },
+    },
     directLabel: 'GET /pet/findByStatus',
     minimalCalls: 1,
     check: (data) => {
       const pets = field(data, 'petsByStatus');
-      return Array.isArray(pets) && pets.length === 21 ? undefined : `expected 21 available pets, got ${Array.isArray(pets) ? pets.length : 'none'}`;
+      return Array.isArray(pets) && pets.length === 21
+        ? undefined
+        : `expected 21 available pets, got ${Array.isArray(pets) ? pets.length : 'none'}`;
     },
   },
   {
     id: 3,
     name: 'fan-out: 50 orders, each with its pet',
-    graphql: body(`{ ${ORDER_IDS.map((id) => `o${id}: order(id: ${id}) { id quantity status pet { id name status } }`).join(' ')} }`),
+    graphql: body(
+      `{ ${ORDER_IDS.map((id) => `o${id}: order(id: ${id}) { id quantity status pet { id name status } }`).join(' ')} }`,
+    ),
     direct: { kind: 'client', path: '/orders' },
     directLabel: 'client: 50 × GET /store/order/{id}, then 10 × GET /pet/{id}',
     minimalCalls: 60,
@@ -72,15 +81,20 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 4,
     name: 'federation: _entities, 100 Pet representations over 50 ids',
-    graphql: body('query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Pet { id name status } } }', {
-      representations: ENTITY_IDS.map((id) => ({ __typename: 'Pet', id })),
-    }),
+    graphql: body(
+      'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Pet { id name status } } }',
+      {
+        representations: ENTITY_IDS.map((id) => ({ __typename: 'Pet', id })),
+      },
+    ),
     direct: { kind: 'client', path: '/entities' },
     directLabel: 'client: 50 × GET /pet/{id}',
     minimalCalls: 50,
     check: (data) => {
       const entities = field(data, '_entities');
-      return Array.isArray(entities) && entities.length === 100 && entities.every((entity) => field(entity, 'name') !== undefined)
+      return Array.isArray(entities) &&
+        entities.length === 100 &&
+        entities.every((entity) => field(entity, 'name') !== undefined)
         ? undefined
         : 'expected 100 named pets';
     },
@@ -95,7 +109,11 @@ export async function seedUpstream(petstoreUrl: string): Promise<void> {
   const post = async (path: string, payload: unknown) => {
     const response = await fetch(`${petstoreUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: CREDENTIAL_HEADERS.authorization },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: CREDENTIAL_HEADERS.authorization,
+      },
       body: JSON.stringify(payload),
     });
     if (!response.ok) throw new Error(`seeding ${path} failed: ${response.status} ${await response.text()}`);
@@ -107,11 +125,21 @@ export async function seedUpstream(petstoreUrl: string): Promise<void> {
       name: `Pet ${id}`,
       category: { id: 1, name: 'Dogs' },
       photoUrls: ['url1', 'url2'],
-      tags: [{ id: 1, name: 'tag1' }, { id: 2, name: 'tag2' }],
+      tags: [
+        { id: 1, name: 'tag1' },
+        { id: 2, name: 'tag2' },
+      ],
       status: statuses[(id - 11) % 3],
     });
   }
   for (const id of ORDER_IDS) {
-    await post('/store/order', { id, petId: orderPetId(id), quantity: id, shipDate: '2025-01-01T00:00:00.000Z', status: 'placed', complete: false });
+    await post('/store/order', {
+      id,
+      petId: orderPetId(id),
+      quantity: id,
+      shipDate: '2025-01-01T00:00:00.000Z',
+      status: 'placed',
+      complete: false,
+    });
   }
 }

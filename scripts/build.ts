@@ -42,7 +42,9 @@ const BUNDLE: BuildOptions = {
   chunkNames: 'chunks/[name]-[hash]',
   // Some dependencies are CommonJS and call require(); an ES module bundle has no require of its
   // own, so each file gets one, resolving from its place in dist/ (node: built-ins, node_modules/).
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
 };
 
 /** One module per source file, in the same place: for profiles that name our modules. */

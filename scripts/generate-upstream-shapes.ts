@@ -39,7 +39,10 @@ type Schema = {
 
 type Component = { name: string; document: string; schema: Schema };
 
-/** Which side of the wire a shape describes: `writeOnly` fields only travel in requests, `readOnly` ones only in answers. */
+/**
+ * Which side of the wire a shape describes: `writeOnly` fields only travel in requests, `readOnly` ones only in
+ * answers.
+ */
 type Side = 'sent' | 'read';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -131,7 +134,11 @@ function isOneSided(schema: Schema, seen = new Set<string>()): boolean {
     return isOneSided(component.schema, seen);
   }
   if (schema.writeOnly || schema.readOnly) return true;
-  const parts = [...(schema.allOf ?? []), ...Object.values(schema.properties ?? {}), ...(schema.items ? [schema.items] : [])];
+  const parts = [
+    ...(schema.allOf ?? []),
+    ...Object.values(schema.properties ?? {}),
+    ...(schema.items ? [schema.items] : []),
+  ];
   return parts.some((part) => isOneSided(part, seen));
 }
 
@@ -179,7 +186,10 @@ function expression(schema: Schema, side: Side, where: string, fallbackXmlName: 
 function objectExpression(schema: Schema, side: Side, where: string, xmlName: string, indent: string): string {
   const fields = propertiesOf(schema, where)
     .filter(([, property]) => !(side === 'read' ? property.writeOnly : property.readOnly))
-    .map(([name, property]) => `${indent}  ${key(name)}: ${expression(property, side, `${where}.${name}`, name, `${indent}  `)},`);
+    .map(
+      ([name, property]) =>
+        `${indent}  ${key(name)}: ${expression(property, side, `${where}.${name}`, name, `${indent}  `)},`,
+    );
   builders.add('object');
   return `object(${quote(xmlName)}, {\n${fields.join('\n')}\n${indent}})`;
 }
@@ -220,14 +230,26 @@ function emit(component: Component, side: Side): void {
   const where = `${component.document}#/components/schemas/${component.name}`;
   switch (kindOf(schema)) {
     case 'enum': {
-      const values = (schema.enum ?? []).map((value) => (typeof value === 'string' ? value : fail(`${where}: enum value ${String(value)} is not a string`)));
-      output.push(comment(component), `export enum ${component.name} {`, ...values.map((value) => `  ${enumMember(value)} = ${quote(value)},`), '}', '');
+      const values = (schema.enum ?? []).map((value) =>
+        typeof value === 'string' ? value : fail(`${where}: enum value ${String(value)} is not a string`),
+      );
+      output.push(
+        comment(component),
+        `export enum ${component.name} {`,
+        ...values.map((value) => `  ${enumMember(value)} = ${quote(value)},`),
+        '}',
+        '',
+      );
       return;
     }
     case 'map': {
       const values = schema.additionalProperties;
       if (!isRecord(values)) fail(`${where}: a map needs an additionalProperties schema`);
-      output.push(comment(component), `export type ${component.name}Payload = Record<string, ${tsScalarType(values, `${where}.additionalProperties`)}>;`, '');
+      output.push(
+        comment(component),
+        `export type ${component.name}Payload = Record<string, ${tsScalarType(values, `${where}.additionalProperties`)}>;`,
+        '',
+      );
       return;
     }
     case 'scalar':
@@ -235,10 +257,22 @@ function emit(component: Component, side: Side): void {
     case 'object':
     case 'list': {
       // Compute the expression first: it emits the shapes this one refers to, which must come first.
-      const text = kindOf(schema) === 'object' ? objectExpression(schema, side, where, xmlNameOf(component), '') : expression(schema, side, where, xmlNameOf(component), '');
-      const note = isOneSided(schema) ? (side === 'sent' ? 'As sent (with its write-only fields)' : 'As read (without its write-only fields)') : undefined;
+      const text =
+        kindOf(schema) === 'object'
+          ? objectExpression(schema, side, where, xmlNameOf(component), '')
+          : expression(schema, side, where, xmlNameOf(component), '');
+      const note = isOneSided(schema)
+        ? side === 'sent'
+          ? 'As sent (with its write-only fields)'
+          : 'As read (without its write-only fields)'
+        : undefined;
       const payload = name.replace(/Shape$/, 'Payload');
-      output.push(comment(component, note), `export const ${name} = ${text};`, `export type ${payload} = Payload<typeof ${name}>;`, '');
+      output.push(
+        comment(component, note),
+        `export const ${name} = ${text};`,
+        `export type ${payload} = Payload<typeof ${name}>;`,
+        '',
+      );
       return;
     }
   }

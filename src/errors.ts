@@ -28,7 +28,9 @@ export type ErrorCode =
   // The caller's input.
   /** a bad argument, variable or upload part: found by the gateway, or an upstream 400/409/422 */
   | 'BAD_USER_INPUT'
-  /** an uploaded file over UPLOAD_MAX_BYTES, more files than UPLOAD_MAX_FILES, or a body over REQUEST_MAX_BYTES (413) */
+  /**
+   * an uploaded file over UPLOAD_MAX_BYTES, more files than UPLOAD_MAX_FILES, or a body over REQUEST_MAX_BYTES (413)
+   */
   | 'PAYLOAD_TOO_LARGE'
   // Requests refused as a whole, before anything ran (src/security/).
   /** the request cannot be read: not JSON, not UTF-8, a bad Content-Length, variables that are not JSON (400) */
@@ -128,7 +130,12 @@ function statusCode(status: number): ErrorCode {
 
 /** An upstream answer without a field the graph guarantees (for example a pet without an id). */
 export function incompleteAnswer(service: UpstreamService, field: string): never {
-  throw new UpstreamError({ service, operation: field, failure: 'invalid-response', message: `${service} sent no ${field}` });
+  throw new UpstreamError({
+    service,
+    operation: field,
+    failure: 'invalid-response',
+    message: `${service} sent no ${field}`,
+  });
 }
 
 /** True when an upstream said the thing asked for does not exist. */
@@ -166,13 +173,20 @@ export function maskError(error: unknown, message: string): GraphQLError {
     // `Accept: application/json`; the GraphQL-over-HTTP spec wants 400 for a request that could
     // not be parsed, so its `http.spec` mark goes too and its status (400) is kept.
     const { originalError: _dropped, http, ...extensions } = error.extensions;
-    return rebuilt(error, { extensions: { ...extensions, ...(http?.status !== undefined ? { http: { status: http.status } } : {}) } });
+    return rebuilt(error, {
+      extensions: { ...extensions, ...(http?.status !== undefined ? { http: { status: http.status } } : {}) },
+    });
   }
   return yogaMaskError(error, message, false) as GraphQLError;
 }
 
-/** True for failures that are part of normal operation (an upstream said no, a caller sent bad input), which need no stack trace in the log. */
+/**
+ * True for failures that are part of normal operation (an upstream said no, a caller sent bad input), which need no
+ * stack trace in the log.
+ */
 export function isExpectedError(error: unknown): boolean {
   const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
-  return original instanceof UpstreamError || (original instanceof GraphQLError && original.originalError === undefined);
+  return (
+    original instanceof UpstreamError || (original instanceof GraphQLError && original.originalError === undefined)
+  );
 }

@@ -61,11 +61,17 @@ export function upstreamClientOptions(config: GatewayConfig, service: UpstreamSe
 }
 
 /** The options of one area's upstream client: those of its configuration, and its retries logged and calls observed. */
-function clientOptions(config: GatewayConfig, service: UpstreamService, observability: Observability): UpstreamClientOptions {
+function clientOptions(
+  config: GatewayConfig,
+  service: UpstreamService,
+  observability: Observability,
+): UpstreamClientOptions {
   return {
     ...upstreamClientOptions(config, service),
     onRetry: ({ operation, retry, delayMs, reason, scope }) =>
-      observability.lane.logging(scope?.request, () => observability.logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`)),
+      observability.lane.logging(scope?.request, () =>
+        observability.logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
+      ),
     observer: observability.observeUpstream,
   };
 }
@@ -95,7 +101,10 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
-    petstore: createPetstoreApi(budget.limit(petstoreClient, scope), { bodyFormat: config.petstoreBodyFormat, accept: config.petstoreAccept }),
+    petstore: createPetstoreApi(budget.limit(petstoreClient, scope), {
+      bodyFormat: config.petstoreBodyFormat,
+      accept: config.petstoreAccept,
+    }),
     plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
 
@@ -144,7 +153,8 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     maxBodyBytes: config.requestMaxBytes,
     csrfPrevention: config.csrfPrevention,
     // Trusted documents, the response cache and CORS are yoga plugins' work on every request.
-    enabled: config.trustedDocuments === undefined && config.responseCacheTtlMs <= 0 && config.corsOrigins === undefined,
+    enabled:
+      config.trustedDocuments === undefined && config.responseCacheTtlMs <= 0 && config.corsOrigins === undefined,
   });
 
   return {

@@ -25,7 +25,8 @@ export type Loaders = {
  * entity is null and a failed call fails only its own key.
  */
 function eachKey<V>(fetch: (key: string) => Promise<V>) {
-  return (keys: readonly string[]) => Promise.all(keys.map((key) => fetch(key).catch((error: unknown) => (isNotFound(error) ? null : toError(error)))));
+  return (keys: readonly string[]) =>
+    Promise.all(keys.map((key) => fetch(key).catch((error: unknown) => (isNotFound(error) ? null : toError(error)))));
 }
 
 function toError(error: unknown): Error {
@@ -36,7 +37,10 @@ function toError(error: unknown): Error {
  * Creates the loaders of one request, bound to its caller's credentials. Each is made when the
  * request first uses it: most requests use one of the three, or none.
  */
-export function createLoaders(petstore: Pick<PetstoreApi, 'getPetById' | 'getOrderById' | 'getUserByName'>, credentials: Credentials): Loaders {
+export function createLoaders(
+  petstore: Pick<PetstoreApi, 'getPetById' | 'getOrderById' | 'getUserByName'>,
+  credentials: Credentials,
+): Loaders {
   let petById: Loaders['petById'] | undefined;
   let orderById: Loaders['orderById'] | undefined;
   let userByName: Loaders['userByName'] | undefined;

@@ -8,7 +8,15 @@
  */
 import cluster from 'node:cluster';
 import { availableCores } from './cluster/cores.js';
-import { clusterMetrics, onCollectMessage, onStopMessage, primaryRateLimitStore, startMessage, toPrimary, type StartMessage } from './cluster/ipc.js';
+import {
+  clusterMetrics,
+  onCollectMessage,
+  onStopMessage,
+  primaryRateLimitStore,
+  startMessage,
+  toPrimary,
+  type StartMessage,
+} from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, startCommand, type Config } from './config.js';
 import { createLogger } from './observability/logger.js';
@@ -23,7 +31,11 @@ type Upstreams = Omit<StartMessage, 'type'>;
 
 /** The gateway and its server, loaded where requests are served: a cluster primary never loads them. */
 async function gatewayModules() {
-  const [{ createGateway }, { serve }, { workerMetrics }] = await Promise.all([import('./gateway.js'), import('./server.js'), import('./observability/metrics.js')]);
+  const [{ createGateway }, { serve }, { workerMetrics }] = await Promise.all([
+    import('./gateway.js'),
+    import('./server.js'),
+    import('./observability/metrics.js'),
+  ]);
   return { createGateway, serve, workerMetrics };
 }
 
@@ -33,15 +45,25 @@ function banner(config: Config, port: number, upstreams: Upstreams, workers: num
   const changed = changedSettings(config);
   const origin = `http://${shownHost}:${port}`;
   const exporter = tracesExporter(config);
+  const tracing =
+    exporter === undefined
+      ? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)'
+      : exporter === 'console'
+        ? 'spans written to stdout'
+        : `OTLP to ${redactUrl(otlpTracesUrl(config))}`;
+  const why = config.workers === 'auto' ? 'WORKERS=auto: the cores this process may use' : 'WORKERS';
+  const processes = workers === 1 ? '1 process' : `${workers} processes (${why})`;
   return [
     `GraphQL gateway ready: ${origin}/graphql${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
     upstreams.emulator
-      ? `Upstreams: embedded emulator (pet store ${upstreams.petstoreUrl}, plants ${upstreams.plantsUrl})${config.graphiql ? '; GraphiQL has demo credentials' : ''}`
+      ? `Upstreams: embedded emulator (pet store ${upstreams.petstoreUrl}, plants ${upstreams.plantsUrl})` +
+        (config.graphiql ? '; GraphiQL has demo credentials' : '')
       : `Upstreams: pet store ${redactUrl(upstreams.petstoreUrl)}, plants ${redactUrl(upstreams.plantsUrl)}`,
-    `Operations: ${origin}${HEALTH_PATH} (liveness), ${origin}${READINESS_PATH} (upstreams reachable)${config.metrics ? `, ${origin}${METRICS_PATH} (Prometheus)` : ''}`,
-    `Tracing: ${exporter === undefined ? 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)' : exporter === 'console' ? 'spans written to stdout' : `OTLP to ${redactUrl(otlpTracesUrl(config))}`}`,
+    `Operations: ${origin}${HEALTH_PATH} (liveness), ${origin}${READINESS_PATH} (upstreams reachable)` +
+      (config.metrics ? `, ${origin}${METRICS_PATH} (Prometheus)` : ''),
+    `Tracing: ${tracing}`,
     `Settings changed from defaults: ${changed.length > 0 ? changed.join(' ') : 'none'}`,
-    `Workers: ${workers === 1 ? '1 process' : `${workers} processes (${config.workers === 'auto' ? 'WORKERS=auto: the cores this process may use' : 'WORKERS'})`}`,
+    `Workers: ${processes}`,
   ].join('\n');
 }
 
@@ -62,7 +84,9 @@ async function main(): Promise<void> {
   // loadConfig has already refused a production start without upstreams (unless EMULATOR=true).
   const useEmulator = config.emulator ?? (config.petstoreUrl === undefined && config.plantsUrl === undefined);
   // Loaded only when it runs: its contract validation is not part of a gateway in front of real upstreams.
-  const emulator = useEmulator ? await (await import('./emulator/server.js')).startEmulator({ recordRequests: false }) : undefined;
+  const emulator = useEmulator
+    ? await (await import('./emulator/server.js')).startEmulator({ recordRequests: false })
+    : undefined;
   const upstreams: Upstreams = {
     petstoreUrl: emulator?.petstoreUrl ?? config.petstoreUrl ?? '',
     plantsUrl: emulator?.plantsUrl ?? config.plantsUrl ?? '',
@@ -114,7 +138,9 @@ async function worker(): Promise<void> {
     { ...config, petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, emulator: upstreams.emulator },
     {
       rateLimitStore: primaryRateLimitStore(PRIMARY_TIMEOUT_MS, (failure) =>
-        failure ? log.warn(`rate limits let requests through until the primary answers: ${failure.message}`) : log.info('rate limits are kept by the primary again'),
+        failure
+          ? log.warn(`rate limits let requests through until the primary answers: ${failure.message}`)
+          : log.info('rate limits are kept by the primary again'),
       ),
       clusterMetrics: () => clusterMetrics(METRICS_TIMEOUT_MS),
     },
@@ -135,6 +161,10 @@ async function worker(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : `Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    error instanceof ConfigError
+      ? `Configuration error: ${error.message}`
+      : `Could not start: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exit(1);
 });

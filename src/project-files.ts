@@ -11,10 +11,11 @@ let root: URL | undefined;
 
 function projectRoot(): URL {
   if (root) return root;
-  for (let folder = new URL('./', import.meta.url); ; ) {
+  for (let folder = new URL('./', import.meta.url); ;) {
     if (existsSync(new URL('package.json', folder))) return (root = folder);
     const parent = new URL('../', folder);
-    if (parent.href === folder.href) throw new Error(`no package.json above ${import.meta.url}: the gateway's schema/ folder cannot be found`);
+    if (parent.href === folder.href)
+      throw new Error(`no package.json above ${import.meta.url}: the gateway's schema/ folder cannot be found`);
     folder = parent;
   }
 }

@@ -18,7 +18,8 @@ export const REDACTED = '[redacted]';
 export const MIN_SECRET_LENGTH = 4;
 
 /** Field names whose values are secrets, at any depth of variables and in document literals. */
-const SECRET_NAME = /^(password|passwd|secret|token|access_?token|refresh_?token|api_?key|authorization|credentials?)$/i;
+const SECRET_NAME =
+  /^(password|passwd|secret|token|access_?token|refresh_?token|api_?key|authorization|credentials?)$/i;
 
 /**
  * The credential values a request (or an upstream call) carries, as a message could echo them:

@@ -26,9 +26,14 @@ export type Serving = {
  * Listens with the gateway's request listener on HOST:PORT.
  * @throws ConfigError when the address cannot be listened on
  */
-export async function serve(gateway: Gateway, config: Pick<Config, 'host' | 'port' | 'shutdownGraceMs'>, log: (line: string) => void = console.log): Promise<Serving> {
+export async function serve(
+  gateway: Gateway,
+  config: Pick<Config, 'host' | 'port' | 'shutdownGraceMs'>,
+  log: (line: string) => void = console.log,
+): Promise<Serving> {
   const server = createServer(gateway.handler);
-  // The answers being written, so that a stop can see what is in flight and close each connection once its answer is out.
+  // The answers being written, so that a stop can see what is in flight and close each connection once its answer is
+  // out.
   const answering = new Set<ServerResponse>();
   let stopping: Promise<'stopped' | 'cut'> | undefined;
   let cut: ((why: string) => void) | undefined;
@@ -44,7 +49,12 @@ export async function serve(gateway: Gateway, config: Pick<Config, 'host' | 'por
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new ConfigError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : (error.code ?? error.message)}`)),
+      reject(
+        new ConfigError(
+          `cannot listen on HOST=${config.host} PORT=${config.port}: ` +
+            `${error.code === 'EADDRINUSE' ? 'the port is in use' : (error.code ?? error.message)}`,
+        ),
+      ),
     );
     server.listen(config.port, config.host, resolve);
   });
@@ -55,7 +65,10 @@ export async function serve(gateway: Gateway, config: Pick<Config, 'host' | 'por
       cut?.(`${why} again`);
       return stopping;
     }
-    log(`${why}: refusing new connections, finishing ${answering.size} in-flight request(s) within ${config.shutdownGraceMs} ms`);
+    log(
+      `${why}: refusing new connections, finishing ${answering.size} in-flight request(s) within ` +
+        `${config.shutdownGraceMs} ms`,
+    );
     stopping = new Promise((resolve) => {
       /** Cuts what is still in flight: at the end of the grace period, or on a second stop. */
       cut = (reason: string) => {

@@ -15,7 +15,8 @@ import { postGraphQL } from './helpers/stack.js';
 const run = promisify(execFile);
 const processes = useProcesses();
 
-const scripts = (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
+const scripts = (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 /** `npm start`'s command, `node [flags] dist/main.js`, split into its words. */
 const [startCommand, ...startArgs] = (scripts['start'] ?? '').split(' ');
 /** The node flags `npm start` runs `dist/main.js` with. */
@@ -39,9 +40,9 @@ const compiled = () => filesUnder('dist').filter((file) => file.endsWith('.js'))
  */
 function importsOf(file: string): string[] {
   const code = readFileSync(`${PROJECT_ROOT}dist/${file}`, 'utf8');
-  return [...code.matchAll(/^(?:import|export)\b[^\n]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm)].map(
-    (match) => match[1] ?? match[2] ?? match[3] ?? '',
-  );
+  return [
+    ...code.matchAll(/^(?:import|export)\b[^\n]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm),
+  ].map((match) => match[1] ?? match[2] ?? match[3] ?? '');
 }
 
 // One build for the file: both describes run what it wrote.
@@ -67,16 +68,21 @@ describe('npm run build', () => {
     const specifiers = compiled().flatMap(importsOf);
 
     expect(specifiers).toContain('node:module');
-    expect(specifiers.filter((specifier) => /\.(?:c|m)?tsx?$/.test(specifier) || /^tsx(?:\/|$)/.test(specifier))).toEqual([]);
-    expect(specifiers.filter((specifier) => specifier.startsWith('../') || /(?:^|\/)src\//.test(specifier))).toEqual([]);
+    expect(
+      specifiers.filter((specifier) => /\.(?:c|m)?tsx?$/.test(specifier) || /^tsx(?:\/|$)/.test(specifier)),
+    ).toEqual([]);
+    expect(specifiers.filter((specifier) => specifier.startsWith('../') || /(?:^|\/)src\//.test(specifier))).toEqual(
+      [],
+    );
   });
 
-  it("maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces", () => {
+  it('maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces', () => {
     // Where the bundle holds config.ts's message for a bad port, and what its map says that place is.
+    const NEEDLE = 'must be an integer from ${min}';
     const [file, line, column] = compiled().flatMap((each) =>
       readFileSync(`${PROJECT_ROOT}dist/${each}`, 'utf8')
         .split('\n')
-        .flatMap((text, index) => (text.includes('must be an integer') ? [[each, index, text.indexOf('must be an integer')] as const] : [])),
+        .flatMap((text, index) => (text.includes(NEEDLE) ? [[each, index, text.indexOf(NEEDLE)] as const] : [])),
     )[0] ?? ['', 0, 0];
     const map = new SourceMap(JSON.parse(readFileSync(`${PROJECT_ROOT}dist/${file}.map`, 'utf8')) as SourceMapPayload);
     const entry = map.findEntry(line, column) as { originalSource?: string };
@@ -94,7 +100,11 @@ describe('npm start', () => {
     expect(scripts['prestart']).toBe(scripts['build']);
     expect(startCommand).toBe('node');
     expect(startArgs.at(-1)).toBe('dist/main.js');
-    expect(startFlags.filter((flag) => !flag.startsWith('--') || /^--(?:import|loader|experimental-loader|require)\b/.test(flag))).toEqual([]);
+    expect(
+      startFlags.filter(
+        (flag) => !flag.startsWith('--') || /^--(?:import|loader|experimental-loader|require)\b/.test(flag),
+      ),
+    ).toEqual([]);
   });
 
   it('runs the compiled gateway on the embedded emulator, answers a query, and exits 0 on SIGTERM', async () => {
@@ -102,7 +112,10 @@ describe('npm start', () => {
 
     const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/, 20_000);
     expect(output()).toMatch(/Upstreams: embedded emulator/);
-    expect(await postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' })).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
+    expect(await postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' })).toEqual({
+      status: 200,
+      data: { pet: { name: 'Cat 1' } },
+    });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -4,7 +4,16 @@
  */
 import qs from 'qs';
 import { describe, expect, it } from 'vitest';
-import { decodeJson, decodeXml, DecodeError, encodeForm, encodeJson, encodeXml, normalize, toInt64 } from '../src/upstream/codec.js';
+import {
+  decodeJson,
+  decodeXml,
+  DecodeError,
+  encodeForm,
+  encodeJson,
+  encodeXml,
+  normalize,
+  toInt64,
+} from '../src/upstream/codec.js';
 import { OrderShape, PetListShape, PetShape, type PetPayload } from '../src/upstream/payloads.js';
 
 const MAX_INT64 = '9223372036854775807';
@@ -29,7 +38,11 @@ describe('decodeJson', () => {
   });
 
   it('reads small values as numbers, including a long but safe integer and a fraction', () => {
-    expect(decodeJson('{"id":1234567890123456,"quantity":7,"price":1.5}')).toEqual({ id: 1234567890123456, quantity: 7, price: 1.5 });
+    expect(decodeJson('{"id":1234567890123456,"quantity":7,"price":1.5}')).toEqual({
+      id: 1234567890123456,
+      quantity: 7,
+      price: 1.5,
+    });
   });
 
   it('rejects text that is not JSON with a DecodeError', () => {
@@ -39,9 +52,16 @@ describe('decodeJson', () => {
 
 describe('normalize', () => {
   it('turns the single tag and photoUrl of an XML pet into lists', () => {
-    const raw = decodeXml('<pet><id>1</id><name>Cat 1</name><photoUrls><photoUrl>url1</photoUrl></photoUrls><tags><tag><id>3</id><name>tag3</name></tag></tags></pet>');
+    const raw = decodeXml(
+      '<pet><id>1</id><name>Cat 1</name><photoUrls><photoUrl>url1</photoUrl></photoUrls><tags><tag><id>3</id><name>tag3</name></tag></tags></pet>',
+    );
 
-    expect(normalize(PetShape, raw)).toEqual({ id: '1', name: 'Cat 1', photoUrls: ['url1'], tags: [{ id: '3', name: 'tag3' }] });
+    expect(normalize(PetShape, raw)).toEqual({
+      id: '1',
+      name: 'Cat 1',
+      photoUrls: ['url1'],
+      tags: [{ id: '3', name: 'tag3' }],
+    });
   });
 
   it('unwraps an XML <ArrayList> of one item into a list of one pet', () => {
@@ -51,7 +71,9 @@ describe('normalize', () => {
   });
 
   it('unwraps an XML <ArrayList> of several items into a list of pets, in order', () => {
-    const raw = decodeXml('<ArrayList><item><id>2</id><name>Cat 2</name></item><item><id>1</id><name>Cat 1</name></item></ArrayList>');
+    const raw = decodeXml(
+      '<ArrayList><item><id>2</id><name>Cat 2</name></item><item><id>1</id><name>Cat 1</name></item></ArrayList>',
+    );
 
     expect(normalize(PetListShape, raw)).toEqual([
       { id: '2', name: 'Cat 2' },
@@ -70,7 +92,9 @@ describe('normalize', () => {
   });
 
   it('normalises an ISO date-time with an offset to UTC', () => {
-    expect(normalize(OrderShape, { shipDate: '2025-03-20T12:00:00+01:00' })).toEqual({ shipDate: '2025-03-20T11:00:00.000Z' });
+    expect(normalize(OrderShape, { shipDate: '2025-03-20T12:00:00+01:00' })).toEqual({
+      shipDate: '2025-03-20T11:00:00.000Z',
+    });
   });
 
   it("parses the XML texts 'true' and 'false' as booleans", () => {
@@ -79,7 +103,10 @@ describe('normalize', () => {
   });
 
   it('drops fields the shape does not name, such as a password echoed with a pet', () => {
-    expect(normalize(PetShape, { id: 1, name: 'Cat 1', password: 'hunter2', owner: { id: 9 } })).toEqual({ id: '1', name: 'Cat 1' });
+    expect(normalize(PetShape, { id: 1, name: 'Cat 1', password: 'hunter2', owner: { id: 9 } })).toEqual({
+      id: '1',
+      name: 'Cat 1',
+    });
   });
 
   it('leaves out absent, null and empty values', () => {
@@ -91,7 +118,9 @@ describe('normalize', () => {
   });
 
   it('names the place of a bad value inside a list', () => {
-    expect(() => normalize(PetListShape, [{ id: 1 }, { id: 2, tags: [{ id: 'abc' }] }])).toThrow(new DecodeError('$[1].tags[0].id: expected an int64'));
+    expect(() => normalize(PetListShape, [{ id: 1 }, { id: 2, tags: [{ id: 'abc' }] }])).toThrow(
+      new DecodeError('$[1].tags[0].id: expected an int64'),
+    );
   });
 });
 

@@ -3,7 +3,15 @@
  * a ConfigError naming each bad setting, URLs whose credentials are never echoed, and `--help`.
  */
 import { describe, expect, it } from 'vitest';
-import { changedSettings, ConfigError, helpText, loadConfig, loadEmulatorConfig, redactUrl, startCommand } from '../src/config.js';
+import {
+  changedSettings,
+  ConfigError,
+  helpText,
+  loadConfig,
+  loadEmulatorConfig,
+  redactUrl,
+  startCommand,
+} from '../src/config.js';
 
 const BOTH_URLS = { PETSTORE_URL: 'https://petstore3.swagger.io/api/v3', PLANTS_URL: 'https://plants.example' };
 const PASSWORD = 's3cret-p4ss';
@@ -191,7 +199,11 @@ describe('loadConfig', () => {
   });
 
   it('lets flags (--port 5000, --petstore-body-format=xml) win over the environment', () => {
-    const config = loadConfig(['--port', '5000', '--petstore-body-format=xml'], { PORT: '4001', PETSTORE_BODY_FORMAT: 'form', UPSTREAM_CONNECTIONS: '8' });
+    const config = loadConfig(['--port', '5000', '--petstore-body-format=xml'], {
+      PORT: '4001',
+      PETSTORE_BODY_FORMAT: 'form',
+      UPSTREAM_CONNECTIONS: '8',
+    });
 
     expect(config).toMatchObject({ port: 5000, petstoreBodyFormat: 'xml', upstreamConnections: 8 });
   });
@@ -219,7 +231,12 @@ describe('upstreamTimeouts: the timeouts of each area', () => {
   });
 
   it('are 10 s for everything by default', () => {
-    expect(loadConfig([], {}).upstreamTimeouts.petstore).toEqual({ totalMs: 10000, connectMs: 10000, headersMs: 10000, bodyMs: 10000 });
+    expect(loadConfig([], {}).upstreamTimeouts.petstore).toEqual({
+      totalMs: 10000,
+      connectMs: 10000,
+      headersMs: 10000,
+      bodyMs: 10000,
+    });
   });
 
   it("take the UPSTREAM_ phase settings for both areas, and an area's own settings over them for that area only", () => {
@@ -230,14 +247,28 @@ describe('upstreamTimeouts: the timeouts of each area', () => {
       PLANTS_BODY_TIMEOUT_MS: '4000',
     });
 
-    expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 10000, connectMs: 500, headersMs: 3000, bodyMs: 10000 });
+    expect(config.upstreamTimeouts.petstore).toEqual({
+      totalMs: 10000,
+      connectMs: 500,
+      headersMs: 3000,
+      bodyMs: 10000,
+    });
     expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 10000, connectMs: 1000, headersMs: 3000, bodyMs: 4000 });
   });
 
   it("let an area's deadline (PLANTS_TIMEOUT_MS) bound that area's unset phases", () => {
-    const config = loadConfig([], { UPSTREAM_TIMEOUT_MS: '5000', PLANTS_TIMEOUT_MS: '30000', PLANTS_HEADERS_TIMEOUT_MS: '20000' });
+    const config = loadConfig([], {
+      UPSTREAM_TIMEOUT_MS: '5000',
+      PLANTS_TIMEOUT_MS: '30000',
+      PLANTS_HEADERS_TIMEOUT_MS: '20000',
+    });
 
-    expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 30000, connectMs: 30000, headersMs: 20000, bodyMs: 30000 });
+    expect(config.upstreamTimeouts.plants).toEqual({
+      totalMs: 30000,
+      connectMs: 30000,
+      headersMs: 20000,
+      bodyMs: 30000,
+    });
     expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 5000, connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
   });
 
@@ -253,19 +284,69 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
     ['PORT=abc', [], { PORT: 'abc' }, 'PORT must be an integer from 0 to 65535, got "abc"'],
     ['PORT=70000', [], { PORT: '70000' }, 'PORT must be an integer from 0 to 65535, got "70000"'],
     ['--port -1', ['--port=-1'], {}, 'PORT must be an integer from 0 to 65535, got "-1"'],
-    ['UPSTREAM_TIMEOUT_MS=0', [], { UPSTREAM_TIMEOUT_MS: '0' }, 'UPSTREAM_TIMEOUT_MS must be an integer from 1 to 600000, got "0"'],
-    ['PETSTORE_URL=not a url', [], { ...BOTH_URLS, PETSTORE_URL: 'not a url' }, 'PETSTORE_URL must be an absolute http(s) URL'],
+    [
+      'UPSTREAM_TIMEOUT_MS=0',
+      [],
+      { UPSTREAM_TIMEOUT_MS: '0' },
+      'UPSTREAM_TIMEOUT_MS must be an integer from 1 to 600000, got "0"',
+    ],
+    [
+      'PETSTORE_URL=not a url',
+      [],
+      { ...BOTH_URLS, PETSTORE_URL: 'not a url' },
+      'PETSTORE_URL must be an absolute http(s) URL',
+    ],
     ['PETSTORE_URL=ftp://x', [], { ...BOTH_URLS, PETSTORE_URL: 'ftp://x' }, 'PETSTORE_URL must be an http(s) URL'],
-    ['PLANTS_URL with a query', [], { ...BOTH_URLS, PLANTS_URL: 'https://plants.example/?debug=1' }, 'PLANTS_URL must not have a query or fragment'],
-    ['PETSTORE_BODY_FORMAT=yaml', [], { PETSTORE_BODY_FORMAT: 'yaml' }, 'PETSTORE_BODY_FORMAT must be one of json, xml, form, got "yaml"'],
+    [
+      'PLANTS_URL with a query',
+      [],
+      { ...BOTH_URLS, PLANTS_URL: 'https://plants.example/?debug=1' },
+      'PLANTS_URL must not have a query or fragment',
+    ],
+    [
+      'PETSTORE_BODY_FORMAT=yaml',
+      [],
+      { PETSTORE_BODY_FORMAT: 'yaml' },
+      'PETSTORE_BODY_FORMAT must be one of json, xml, form, got "yaml"',
+    ],
     ['GRAPHIQL=yes', [], { GRAPHIQL: 'yes' }, 'GRAPHIQL must be one of true, false, got "yes"'],
-    ['PETSTORE_CONNECT_TIMEOUT_MS=0', [], { PETSTORE_CONNECT_TIMEOUT_MS: '0' }, 'PETSTORE_CONNECT_TIMEOUT_MS must be an integer from 1 to 600000, got "0"'],
-    ['PLANTS_HEADERS_TIMEOUT_MS=1s', [], { PLANTS_HEADERS_TIMEOUT_MS: '1s' }, 'PLANTS_HEADERS_TIMEOUT_MS must be an integer from 1 to 600000, got "1s"'],
-    ['UPSTREAM_BODY_TIMEOUT_MS=-5', [], { UPSTREAM_BODY_TIMEOUT_MS: '-5' }, 'UPSTREAM_BODY_TIMEOUT_MS must be an integer from 1 to 600000, got "-5"'],
-    ['UPSTREAM_RETRIES=11', [], { UPSTREAM_RETRIES: '11' }, 'UPSTREAM_RETRIES must be an integer from 0 to 10, got "11"'],
+    [
+      'PETSTORE_CONNECT_TIMEOUT_MS=0',
+      [],
+      { PETSTORE_CONNECT_TIMEOUT_MS: '0' },
+      'PETSTORE_CONNECT_TIMEOUT_MS must be an integer from 1 to 600000, got "0"',
+    ],
+    [
+      'PLANTS_HEADERS_TIMEOUT_MS=1s',
+      [],
+      { PLANTS_HEADERS_TIMEOUT_MS: '1s' },
+      'PLANTS_HEADERS_TIMEOUT_MS must be an integer from 1 to 600000, got "1s"',
+    ],
+    [
+      'UPSTREAM_BODY_TIMEOUT_MS=-5',
+      [],
+      { UPSTREAM_BODY_TIMEOUT_MS: '-5' },
+      'UPSTREAM_BODY_TIMEOUT_MS must be an integer from 1 to 600000, got "-5"',
+    ],
+    [
+      'UPSTREAM_RETRIES=11',
+      [],
+      { UPSTREAM_RETRIES: '11' },
+      'UPSTREAM_RETRIES must be an integer from 0 to 10, got "11"',
+    ],
     ['UPLOAD_MAX_FILES=0', [], { UPLOAD_MAX_FILES: '0' }, 'UPLOAD_MAX_FILES must be an integer from 1 to 100, got "0"'],
-    ['UPSTREAM_RETRY_BACKOFF_MS=0', [], { UPSTREAM_RETRY_BACKOFF_MS: '0' }, 'UPSTREAM_RETRY_BACKOFF_MS must be an integer from 1 to 60000, got "0"'],
-    ['SHUTDOWN_GRACE_MS=soon', [], { SHUTDOWN_GRACE_MS: 'soon' }, 'SHUTDOWN_GRACE_MS must be an integer from 0 to 600000, got "soon"'],
+    [
+      'UPSTREAM_RETRY_BACKOFF_MS=0',
+      [],
+      { UPSTREAM_RETRY_BACKOFF_MS: '0' },
+      'UPSTREAM_RETRY_BACKOFF_MS must be an integer from 1 to 60000, got "0"',
+    ],
+    [
+      'SHUTDOWN_GRACE_MS=soon',
+      [],
+      { SHUTDOWN_GRACE_MS: 'soon' },
+      'SHUTDOWN_GRACE_MS must be an integer from 0 to 600000, got "soon"',
+    ],
   ] as const)('%s', (_, argv, env, message) => {
     expect(configError(argv, env).message).toBe(message);
   });
@@ -295,12 +376,20 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
   });
 
   it('EMULATOR=false without upstream URLs names PETSTORE_URL', () => {
-    expect(configError([], { EMULATOR: 'false' }).message).toMatch(/^PETSTORE_URL and PLANTS_URL must be set when EMULATOR=false/);
+    expect(configError([], { EMULATOR: 'false' }).message).toMatch(
+      /^PETSTORE_URL and PLANTS_URL must be set when EMULATOR=false/,
+    );
   });
 
   it('EMULATOR=true runs the emulator in production, and whatever the URLs say', () => {
-    expect(loadConfig([], { NODE_ENV: 'production', EMULATOR: 'true' })).toMatchObject({ emulator: true, workers: 'auto' });
-    expect(loadConfig([], { EMULATOR: 'true', PETSTORE_URL: BOTH_URLS.PETSTORE_URL })).toMatchObject({ emulator: true, petstoreUrl: BOTH_URLS.PETSTORE_URL });
+    expect(loadConfig([], { NODE_ENV: 'production', EMULATOR: 'true' })).toMatchObject({
+      emulator: true,
+      workers: 'auto',
+    });
+    expect(loadConfig([], { EMULATOR: 'true', PETSTORE_URL: BOTH_URLS.PETSTORE_URL })).toMatchObject({
+      emulator: true,
+      petstoreUrl: BOTH_URLS.PETSTORE_URL,
+    });
   });
 
   it.each([
@@ -330,9 +419,16 @@ describe('URL credentials are never shown', () => {
   });
 
   it('in changedSettings, the start-up banner', () => {
-    const config = loadConfig(['--port', '5000'], { PETSTORE_URL: `https://alice:${PASSWORD}@petstore.internal/api/v3`, PLANTS_URL: `http://bob:${PASSWORD}@plants.internal:8080/` });
+    const config = loadConfig(['--port', '5000'], {
+      PETSTORE_URL: `https://alice:${PASSWORD}@petstore.internal/api/v3`,
+      PLANTS_URL: `http://bob:${PASSWORD}@plants.internal:8080/`,
+    });
 
-    expect(changedSettings(config)).toEqual(['PORT=5000', 'PETSTORE_URL=https://petstore.internal/api/v3', 'PLANTS_URL=http://plants.internal:8080']);
+    expect(changedSettings(config)).toEqual([
+      'PORT=5000',
+      'PETSTORE_URL=https://petstore.internal/api/v3',
+      'PLANTS_URL=http://plants.internal:8080',
+    ]);
   });
 
   it('by redactUrl', () => {
@@ -346,11 +442,17 @@ describe('changedSettings', () => {
   });
 
   it('lists a set timeout that has no default of its own, and a changed retry count', () => {
-    expect(changedSettings(loadConfig([], { PETSTORE_HEADERS_TIMEOUT_MS: '2000', UPSTREAM_RETRIES: '0' }))).toEqual(['PETSTORE_HEADERS_TIMEOUT_MS=2000', 'UPSTREAM_RETRIES=0']);
+    expect(changedSettings(loadConfig([], { PETSTORE_HEADERS_TIMEOUT_MS: '2000', UPSTREAM_RETRIES: '0' }))).toEqual([
+      'PETSTORE_HEADERS_TIMEOUT_MS=2000',
+      'UPSTREAM_RETRIES=0',
+    ]);
   });
 
   it('names the timeout variables as they were set, though the configuration holds them resolved per area', () => {
-    expect(changedSettings(loadConfig([], { UPSTREAM_TIMEOUT_MS: '2500', PLANTS_BODY_TIMEOUT_MS: '900' }))).toEqual(['UPSTREAM_TIMEOUT_MS=2500', 'PLANTS_BODY_TIMEOUT_MS=900']);
+    expect(changedSettings(loadConfig([], { UPSTREAM_TIMEOUT_MS: '2500', PLANTS_BODY_TIMEOUT_MS: '900' }))).toEqual([
+      'UPSTREAM_TIMEOUT_MS=2500',
+      'PLANTS_BODY_TIMEOUT_MS=900',
+    ]);
   });
 });
 
@@ -412,11 +514,16 @@ describe('loadEmulatorConfig (npm run emulator)', () => {
   });
 
   it('reads EMULATOR_HOST and EMULATOR_PORT, and flags before them', () => {
-    expect(loadEmulatorConfig([], { EMULATOR_HOST: '0.0.0.0', EMULATOR_PORT: '5010' })).toEqual({ host: '0.0.0.0', port: 5010 });
+    expect(loadEmulatorConfig([], { EMULATOR_HOST: '0.0.0.0', EMULATOR_PORT: '5010' })).toEqual({
+      host: '0.0.0.0',
+      port: 5010,
+    });
     expect(loadEmulatorConfig(['--emulator-port', '6010'], { EMULATOR_PORT: '5010' }).port).toBe(6010);
   });
 
   it('names EMULATOR_PORT when it is not a port', () => {
-    expect(() => loadEmulatorConfig([], { EMULATOR_PORT: 'x' })).toThrow(new ConfigError('EMULATOR_PORT must be an integer from 0 to 65535, got "x"'));
+    expect(() => loadEmulatorConfig([], { EMULATOR_PORT: 'x' })).toThrow(
+      new ConfigError('EMULATOR_PORT must be an integer from 0 to 65535, got "x"'),
+    );
   });
 });

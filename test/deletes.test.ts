@@ -14,7 +14,15 @@ describe('deletePet', () => {
 
     expect(result).toEqual({ status: 200, data: { deletePet: true } });
     expect(received(stack)).toEqual([
-      { method: 'DELETE', path: '/api/v3/pet/3', query: '', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined, body: '' },
+      {
+        method: 'DELETE',
+        path: '/api/v3/pet/3',
+        query: '',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
     expect((await stack.gql('{ pet(id: 3) { id } }', {}, ALL_CREDENTIALS)).data).toEqual({ pet: null });
   });
@@ -30,18 +38,29 @@ describe('deletePet', () => {
     await stack.gql('mutation { deletePet(id: 3) }');
 
     expect(received(stack)).toEqual([
-      { method: 'DELETE', path: '/api/v3/pet/3', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
+      {
+        method: 'DELETE',
+        path: '/api/v3/pet/3',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
   });
 
   // The reference server checks no credential: there the pet is deleted.
-  it.runIf(ENFORCES_CREDENTIALS)('is UNAUTHENTICATED when the upstream refuses a call without a credential', async () => {
-    const result = await stack.gql('mutation { deletePet(id: 3) }');
+  it.runIf(ENFORCES_CREDENTIALS)(
+    'is UNAUTHENTICATED when the upstream refuses a call without a credential',
+    async () => {
+      const result = await stack.gql('mutation { deletePet(id: 3) }');
 
-    expect(result.errors?.map((error) => [error.extensions?.['code'], error.extensions?.['upstream']])).toEqual([
-      ['UNAUTHENTICATED', { service: 'petstore', operation: 'deletePet', status: 401 }],
-    ]);
-  });
+      expect(result.errors?.map((error) => [error.extensions?.['code'], error.extensions?.['upstream']])).toEqual([
+        ['UNAUTHENTICATED', { service: 'petstore', operation: 'deletePet', status: 401 }],
+      ]);
+    },
+  );
 });
 
 describe('deleteOrder', () => {
@@ -50,7 +69,15 @@ describe('deleteOrder', () => {
 
     expect(result).toEqual({ status: 200, data: { deleteOrder: true } });
     expect(received(stack)).toEqual([
-      { method: 'DELETE', path: '/api/v3/store/order/2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
+      {
+        method: 'DELETE',
+        path: '/api/v3/store/order/2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
     expect((await stack.gql('{ order(id: 2) { id } }')).data).toEqual({ order: null });
   });
@@ -65,7 +92,15 @@ describe('deleteUser', () => {
 
     expect(result).toEqual({ status: 200, data: { deleteUser: true } });
     expect(received(stack)).toEqual([
-      { method: 'DELETE', path: '/api/v3/user/ann%20lee%2Fx', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
+      {
+        method: 'DELETE',
+        path: '/api/v3/user/ann%20lee%2Fx',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
     expect((await stack.gql('{ user(username: "ann lee/x") { username } }')).data).toEqual({ user: null });
   });

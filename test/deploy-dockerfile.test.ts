@@ -58,7 +58,9 @@ function copies(stage: Stage, stages: Stage[]): Copy[] {
       const sourceWorkdir = from === undefined ? '/' : (stages.find((other) => other.name === from)?.workdir ?? '/');
       return {
         from,
-        sources: paths.slice(0, -1).map((path) => posix.relative(sourceWorkdir, posix.resolve(sourceWorkdir, path)) || '.'),
+        sources: paths
+          .slice(0, -1)
+          .map((path) => posix.relative(sourceWorkdir, posix.resolve(sourceWorkdir, path)) || '.'),
         destination: posix.relative(stage.workdir, posix.resolve(stage.workdir, paths.at(-1) ?? '')) || '.',
       };
     });
@@ -66,7 +68,19 @@ function copies(stage: Stage, stages: Stage[]): Copy[] {
 
 /** Whether `.dockerignore` keeps `path` (relative to the project) out of the build context. */
 function ignoredByDocker(path: string, patterns: string[]): boolean {
-  const matchers = patterns.map((pattern) => new RegExp(`^${pattern.replace(/^\.?\//, '').replace(/\/$/, '').replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\0').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]').replace(/\0/g, '.*')}$`));
+  const matchers = patterns.map(
+    (pattern) =>
+      new RegExp(
+        `^${pattern
+          .replace(/^\.?\//, '')
+          .replace(/\/$/, '')
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*\*/g, '\0')
+          .replace(/\*/g, '[^/]*')
+          .replace(/\?/g, '[^/]')
+          .replace(/\0/g, '.*')}$`,
+      ),
+  );
   const segments = path.split('/');
   // A pattern that matches a directory leaves out everything in it.
   return segments.some((_, index) => matchers.some((matcher) => matcher.test(segments.slice(0, index + 1).join('/'))));
@@ -79,14 +93,23 @@ const dockerignore = readFileSync(`${PROJECT_ROOT}.dockerignore`, 'utf8')
   .split('\n')
   .map((line) => line.trim())
   .filter((line) => line !== '' && !line.startsWith('#'));
-const packageJson = JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { type?: string; scripts: Record<string, string>; dependencies: Record<string, string> };
-const lock = JSON.parse(readFileSync(`${PROJECT_ROOT}package-lock.json`, 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+const packageJson = JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as {
+  type?: string;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+const lock = JSON.parse(readFileSync(`${PROJECT_ROOT}package-lock.json`, 'utf8')) as {
+  packages: Record<string, { dev?: boolean }>;
+};
 
-const runs = (stage: Stage) => stage.instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args);
+const runs = (stage: Stage) =>
+  stage.instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args);
 /** The stage that writes dist/: the one that runs `npm run build`. */
 const buildStage = stages.find((stage) => runs(stage).some((command) => /\bnpm run build\b/.test(command)));
 /** The runtime's `node` command, from its exec-form CMD. */
-const cmd = JSON.parse(runtime.instructions.findLast((instruction) => instruction.keyword === 'CMD')?.args ?? 'null') as string[] | null;
+const cmd = JSON.parse(
+  runtime.instructions.findLast((instruction) => instruction.keyword === 'CMD')?.args ?? 'null',
+) as string[] | null;
 
 /** Every file of the project that src/ reads at run time (`projectFile('…')`), as its path from the project root. */
 function filesReadAtRunTime(): { module: string; path: string }[] {
@@ -94,11 +117,13 @@ function filesReadAtRunTime(): { module: string; path: string }[] {
     .map((file) => file.split('\\').join('/'))
     .filter((file) => file.endsWith('.ts'))
     .flatMap((file) =>
-      [...readFileSync(`${PROJECT_ROOT}src/${file}`, 'utf8').matchAll(/projectFile\(\s*[`']([^`'$]+)/g)].map((match) => ({
-        module: `src/${file}`,
-        // Found from the project root (the folder with package.json), wherever the bundle puts the code.
-        path: match[1] ?? '',
-      })),
+      [...readFileSync(`${PROJECT_ROOT}src/${file}`, 'utf8').matchAll(/projectFile\(\s*[`']([^`'$]+)/g)].map(
+        (match) => ({
+          module: `src/${file}`,
+          // Found from the project root (the folder with package.json), wherever the bundle puts the code.
+          path: match[1] ?? '',
+        }),
+      ),
     );
 }
 
@@ -106,8 +131,12 @@ describe('Dockerfile', () => {
   it('has a build stage that installs the dev dependencies and runs npm run build on src/', () => {
     expect(buildStage).toBeDefined();
     const stage = buildStage as Stage;
-    expect(runs(stage).filter((command) => /\bnpm ci\b/.test(command) && !command.includes('--omit=dev'))).toHaveLength(1);
-    expect(copies(stage, stages).flatMap((copy) => (copy.from === undefined ? copy.sources : []))).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'scripts', 'src']));
+    expect(runs(stage).filter((command) => /\bnpm ci\b/.test(command) && !command.includes('--omit=dev'))).toHaveLength(
+      1,
+    );
+    expect(copies(stage, stages).flatMap((copy) => (copy.from === undefined ? copy.sources : []))).toEqual(
+      expect.arrayContaining(['package.json', 'package-lock.json', 'scripts', 'src']),
+    );
     expect(packageJson.scripts['build']).toMatch(/scripts\/build\.ts/);
   });
 
@@ -121,14 +150,22 @@ describe('Dockerfile', () => {
   it('copies no TypeScript sources into the runtime stage', () => {
     const sources = runtimeCopies.flatMap((copy) => copy.sources);
 
-    expect(sources.filter((source) => source === '.' || source === 'src' || source.startsWith('src/') || source.endsWith('.ts'))).toEqual([]);
+    expect(
+      sources.filter(
+        (source) => source === '.' || source === 'src' || source.startsWith('src/') || source.endsWith('.ts'),
+      ),
+    ).toEqual([]);
   });
 
   it('gives the runtime stage production dependencies only: installed with --omit=dev, without tsx, typescript or esbuild', () => {
-    const modules = runtimeCopies.filter((copy) => copy.destination === 'node_modules' || copy.sources.includes('node_modules'));
+    const modules = runtimeCopies.filter(
+      (copy) => copy.destination === 'node_modules' || copy.sources.includes('node_modules'),
+    );
     expect(modules).toHaveLength(1);
     const installer = stages.find((stage) => stage.name === modules[0]?.from);
-    expect(installer && runs(installer).filter((command) => /\bnpm ci\b/.test(command))).toEqual([expect.stringContaining('--omit=dev')]);
+    expect(installer && runs(installer).filter((command) => /\bnpm ci\b/.test(command))).toEqual([
+      expect.stringContaining('--omit=dev'),
+    ]);
     expect(runs(runtime).filter((command) => /\bnpm (?:ci|install|i)\b/.test(command))).toEqual([]);
     // --omit=dev leaves out exactly what the lock file marks "dev".
     for (const tool of ['tsx', 'typescript', 'esbuild']) {
@@ -145,7 +182,8 @@ describe('Dockerfile', () => {
   });
 
   it('puts every file the gateway reads at run time into the runtime stage', () => {
-    const copied = (path: string) => runtimeCopies.find((copy) => path === copy.destination || path.startsWith(`${copy.destination}/`));
+    const copied = (path: string) =>
+      runtimeCopies.find((copy) => path === copy.destination || path.startsWith(`${copy.destination}/`));
     // dist/main.js comes from the build stage's dist/, which npm run build writes from src/main.ts.
     expect(copied('dist/main.js')).toEqual({ from: buildStage?.name, sources: ['dist'], destination: 'dist' });
     expect(buildStage?.workdir).toBe(runtime.workdir);
@@ -155,12 +193,17 @@ describe('Dockerfile', () => {
     expect(copied('package.json')?.from).toBeUndefined();
     // The SDL and the OpenAPI documents, found from the project root (src/project-files.ts).
     const read = filesReadAtRunTime();
-    expect(read.map((file) => file.module)).toEqual(expect.arrayContaining(['src/schema.ts', 'src/emulator/contract.ts']));
+    expect(read.map((file) => file.module)).toEqual(
+      expect.arrayContaining(['src/schema.ts', 'src/emulator/contract.ts']),
+    );
     for (const { module, path } of read) {
       const copy = copied(path);
       expect(copy, `${path} (read by ${module})`).toMatchObject({ from: undefined, sources: [expect.any(String)] });
       // The same file in the build context: the copy's source, plus the rest of the path.
-      expect(existsSync(`${PROJECT_ROOT}${copy?.sources[0]}${path.slice(copy?.destination.length)}`), `${path} (read by ${module})`).toBe(true);
+      expect(
+        existsSync(`${PROJECT_ROOT}${copy?.sources[0]}${path.slice(copy?.destination.length)}`),
+        `${path} (read by ${module})`,
+      ).toBe(true);
     }
   });
 

@@ -290,7 +290,11 @@ describe('request validation against schema/*.openapi.yaml', () => {
   /** Posts a body to a pet store path (or the plant area for /plants) and reads the JSON answer. */
   async function post(path: string, contentType: string, body: string, headers: Record<string, string> = BEARER) {
     const base = path.startsWith('/plants') ? emulator.plantsUrl : emulator.petstoreUrl;
-    const response = await fetch(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-type': contentType }, body });
+    const response = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': contentType },
+      body,
+    });
     return { status: response.status, body: (await response.json()) as unknown };
   }
 
@@ -301,18 +305,27 @@ describe('request validation against schema/*.openapi.yaml', () => {
   ])('rejects a pet whose id is not an integer in a %s body, naming the field', async (_format, contentType, body) => {
     const answer = await post('/pet', contentType, body);
 
-    expect(answer).toEqual({ status: 400, body: { code: 400, message: 'Request validation: body.id must be integer' } });
+    expect(answer).toEqual({
+      status: 400,
+      body: { code: 400, message: 'Request validation: body.id must be integer' },
+    });
   });
 
   it.each([
     ['JSON', 'application/json', '{"name":"Rex","tags":[{"id":"x","name":"t"}]}'],
     ['XML', 'application/xml', '<pet><name>Rex</name><tags><tag><id>x</id><name>t</name></tag></tags></pet>'],
     ['form', 'application/x-www-form-urlencoded', 'name=Rex&tags%5B0%5D%5Bid%5D=x&tags%5B0%5D%5Bname%5D=t'],
-  ])('rejects a wrongly typed field inside a list of a %s body, naming its place', async (_format, contentType, body) => {
-    const answer = await post('/pet', contentType, body);
+  ])(
+    'rejects a wrongly typed field inside a list of a %s body, naming its place',
+    async (_format, contentType, body) => {
+      const answer = await post('/pet', contentType, body);
 
-    expect(answer).toEqual({ status: 400, body: { code: 400, message: 'Request validation: body.tags[0].id must be integer' } });
-  });
+      expect(answer).toEqual({
+        status: 400,
+        body: { code: 400, message: 'Request validation: body.tags[0].id must be integer' },
+      });
+    },
+  );
 
   it('rejects a pet status outside the enum before anything is stored', async () => {
     const answer = await post('/pet', 'application/json', '{"id":1,"name":"Renamed","status":"lost"}');
@@ -320,7 +333,10 @@ describe('request validation against schema/*.openapi.yaml', () => {
 
     expect(answer).toEqual({
       status: 400,
-      body: { code: 400, message: 'Request validation: body.status must be equal to one of the allowed values: available, pending, sold' },
+      body: {
+        code: 400,
+        message: 'Request validation: body.status must be equal to one of the allowed values: available, pending, sold',
+      },
     });
     expect(await pet.json()).toMatchObject({ id: 1, name: 'Cat 1', status: 'available' });
   });
@@ -331,22 +347,37 @@ describe('request validation against schema/*.openapi.yaml', () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       code: 400,
-      message: 'Input error: query parameter `status value `lost` is not in the allowable values `[available, pending, sold]`',
+      message:
+        'Input error: query parameter `status value `lost` is not in the allowable values `[available, pending, sold]`',
     });
   });
 
   it('rejects an order whose ship date is not a date-time, and one whose quantity is not an integer', async () => {
-    const badDate = await post('/store/order', 'application/json', '{"petId":1,"quantity":1,"shipDate":"tomorrow"}', {});
+    const badDate = await post(
+      '/store/order',
+      'application/json',
+      '{"petId":1,"quantity":1,"shipDate":"tomorrow"}',
+      {},
+    );
     const badQuantity = await post('/store/order', 'application/x-www-form-urlencoded', 'petId=1&quantity=three', {});
 
-    expect(badDate).toEqual({ status: 400, body: { code: 400, message: 'Request validation: body.shipDate must match format "date-time"' } });
-    expect(badQuantity).toEqual({ status: 400, body: { code: 400, message: 'Request validation: body.quantity must be integer' } });
+    expect(badDate).toEqual({
+      status: 400,
+      body: { code: 400, message: 'Request validation: body.shipDate must match format "date-time"' },
+    });
+    expect(badQuantity).toEqual({
+      status: 400,
+      body: { code: 400, message: 'Request validation: body.quantity must be integer' },
+    });
   });
 
   it('rejects an int32 field beyond its width', async () => {
     const answer = await post('/user', 'application/json', '{"username":"ann","userStatus":3000000000}', {});
 
-    expect(answer).toEqual({ status: 400, body: { code: 400, message: 'Request validation: body.userStatus must match format "int32"' } });
+    expect(answer).toEqual({
+      status: 400,
+      body: { code: 400, message: 'Request validation: body.userStatus must match format "int32"' },
+    });
   });
 
   it('rejects a createWithList body that is not a list', async () => {
@@ -359,15 +390,24 @@ describe('request validation against schema/*.openapi.yaml', () => {
     const response = await fetch(`${emulator.petstoreUrl}/store/order/1.5`);
 
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ code: 400, message: "Input error: couldn't convert `1.5` to type `class java.lang.Long`" });
+    expect(await response.json()).toEqual({
+      code: 400,
+      message: "Input error: couldn't convert `1.5` to type `class java.lang.Long`",
+    });
   });
 
   it("answers the plant area's failures with its own Error record", async () => {
     const quotedId = await post('/plants', 'application/json', '{"id":"5","name":"Fern"}');
     const numericTag = await post('/plants', 'application/json', '{"id":5,"name":"Fern","tag":7}');
 
-    expect(quotedId).toEqual({ status: 400, body: { error: 400, message: 'Request validation: body.id must be integer' } });
-    expect(numericTag).toEqual({ status: 400, body: { error: 400, message: 'Request validation: body.tag must be string' } });
+    expect(quotedId).toEqual({
+      status: 400,
+      body: { error: 400, message: 'Request validation: body.id must be integer' },
+    });
+    expect(numericTag).toEqual({
+      status: 400,
+      body: { error: 400, message: 'Request validation: body.tag must be string' },
+    });
   });
 
   it('accepts either credential its document lists for DELETE /pet/{petId}, and answers 401 without one', async () => {
@@ -396,7 +436,10 @@ describe('request validation against schema/*.openapi.yaml', () => {
       '<pet><id>50</id><name>Rex</name><photoUrls><photoUrl>a</photoUrl></photoUrls><tags><tag><id>3</id></tag></tags><status>sold</status></pet>',
     );
 
-    expect(answer).toEqual({ status: 200, body: { id: 50, name: 'Rex', photoUrls: ['a'], tags: [{ id: 3 }], status: 'sold' } });
+    expect(answer).toEqual({
+      status: 200,
+      body: { id: 50, name: 'Rex', photoUrls: ['a'], tags: [{ id: 3 }], status: 'sold' },
+    });
   });
 });
 

@@ -12,7 +12,16 @@ import { createSchema } from '../src/schema.js';
 import type { UpstreamClient } from '../src/upstream/http.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { createPlantsApi } from '../src/upstream/plants.js';
-import { closedPortUrl, json, serveGateway, startScriptedUpstream, type Answer, type ReceivedRequest, type ScriptedUpstream, type ServedGateway } from './helpers/scripted-upstream.js';
+import {
+  closedPortUrl,
+  json,
+  serveGateway,
+  startScriptedUpstream,
+  type Answer,
+  type ReceivedRequest,
+  type ScriptedUpstream,
+  type ServedGateway,
+} from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
@@ -61,7 +70,14 @@ function received(request: ReceivedRequest) {
 }
 
 /** The upstream request `pet(id: 1)` makes: GET with the api_key only. */
-const GET_PET_1 = { method: 'GET', url: '/api/v3/pet/1', contentType: undefined, authorization: undefined, apiKey: API_KEY, body: '' };
+const GET_PET_1 = {
+  method: 'GET',
+  url: '/api/v3/pet/1',
+  contentType: undefined,
+  authorization: undefined,
+  apiKey: API_KEY,
+  body: '',
+};
 
 const PET_QUERY = '{ pet(id: 1) { id name } }';
 
@@ -70,14 +86,29 @@ describe('NOT_FOUND', () => {
     // The reference server sends this bare text under an application/json content type.
     upstream.answer({ status: 404, headers: { 'content-type': 'application/json' }, body: 'Pet not found' });
 
-    const result = await gateway.gql('mutation { updatePet(id: 7, input: { name: "Rex" }) { id } }', {}, ALL_CREDENTIALS);
+    const result = await gateway.gql(
+      'mutation { updatePet(id: 7, input: { name: "Rex" }) { id } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toBeNull();
     expect(errorsOf(result)).toEqual([
-      { message: 'Pet not found', path: ['updatePet'], extensions: { code: 'NOT_FOUND', upstream: { service: 'petstore', operation: 'updatePet', status: 404 } } },
+      {
+        message: 'Pet not found',
+        path: ['updatePet'],
+        extensions: { code: 'NOT_FOUND', upstream: { service: 'petstore', operation: 'updatePet', status: 404 } },
+      },
     ]);
     expect(upstream.requests.map(received)).toEqual([
-      { method: 'PUT', url: '/api/v3/pet', contentType: 'application/json', authorization: `Bearer ${BEARER}`, apiKey: undefined, body: '{"id":7,"name":"Rex","photoUrls":[],"tags":[]}' },
+      {
+        method: 'PUT',
+        url: '/api/v3/pet',
+        contentType: 'application/json',
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        body: '{"id":7,"name":"Rex","photoUrls":[],"tags":[]}',
+      },
     ]);
   });
 });
@@ -110,13 +141,21 @@ describe('BAD_USER_INPUT', () => {
   });
 
   it('addPet refused with an XML ApiError 400 fails with BAD_USER_INPUT and the message of the XML record', async () => {
-    upstream.answer({ status: 400, headers: { 'content-type': 'application/xml' }, body: '<ApiError><code>400</code><message>bad</message></ApiError>' });
+    upstream.answer({
+      status: 400,
+      headers: { 'content-type': 'application/xml' },
+      body: '<ApiError><code>400</code><message>bad</message></ApiError>',
+    });
 
     const result = await gateway.gql(ADD_PET, {}, ALL_CREDENTIALS);
 
     expect(result.data).toBeNull();
     expect(errorsOf(result)).toEqual([
-      { message: 'bad', path: ['addPet'], extensions: { code: 'BAD_USER_INPUT', upstream: { service: 'petstore', operation: 'addPet', status: 400 } } },
+      {
+        message: 'bad',
+        path: ['addPet'],
+        extensions: { code: 'BAD_USER_INPUT', upstream: { service: 'petstore', operation: 'addPet', status: 400 } },
+      },
     ]);
     expect(upstream.requests.map(received)).toEqual([ADD_PET_REQUEST]);
   });
@@ -130,7 +169,14 @@ describe('UNAUTHENTICATED and FORBIDDEN', () => {
 
     expect(result.data).toEqual({ pet: null });
     expect(errorsOf(result)).toEqual([
-      { message: 'API key is invalid', path: ['pet'], extensions: { code: 'UNAUTHENTICATED', upstream: { service: 'petstore', operation: 'getPetById', status: 401 } } },
+      {
+        message: 'API key is invalid',
+        path: ['pet'],
+        extensions: {
+          code: 'UNAUTHENTICATED',
+          upstream: { service: 'petstore', operation: 'getPetById', status: 401 },
+        },
+      },
     ]);
     expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
   });
@@ -160,7 +206,13 @@ describe('UPSTREAM_ERROR', () => {
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual([{ message, path: ['pet'], extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } } }]);
+    expect(errorsOf(result)).toEqual([
+      {
+        message,
+        path: ['pet'],
+        extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } },
+      },
+    ]);
     expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
   });
 
@@ -208,7 +260,12 @@ describe('UPSTREAM_ERROR', () => {
   });
 
   it('an answer larger than upstreamMaxResponseBytes fails with UPSTREAM_ERROR', async () => {
-    upstream.answer(json(200, { ...PET_1, photoUrls: Array.from({ length: 100 }, (_, index) => `https://photos.example/${index}.jpg`) }));
+    upstream.answer(
+      json(200, {
+        ...PET_1,
+        photoUrls: Array.from({ length: 100 }, (_, index) => `https://photos.example/${index}.jpg`),
+      }),
+    );
 
     const result = await small.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
@@ -230,7 +287,11 @@ describe('UPSTREAM_UNAVAILABLE', () => {
 
     expect(result.data).toEqual({ pet: null });
     expect(errorsOf(result)).toEqual([
-      { message: 'petstore is unavailable for getPetById', path: ['pet'], extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById' } } },
+      {
+        message: 'petstore is unavailable for getPetById',
+        path: ['pet'],
+        extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById' } },
+      },
     ]);
     expect(upstream.requests).toEqual([]);
   });
@@ -245,7 +306,10 @@ describe('UPSTREAM_UNAVAILABLE', () => {
       {
         message: 'Service is down for maintenance',
         path: ['pet'],
-        extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 503 } },
+        extensions: {
+          code: 'UPSTREAM_UNAVAILABLE',
+          upstream: { service: 'petstore', operation: 'getPetById', status: 503 },
+        },
       },
     ]);
     expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
@@ -273,7 +337,12 @@ describe('UPSTREAM_TIMEOUT', () => {
   });
 
   it('pet(id) with an upstream that sends its headers and then stalls the body is null, with UPSTREAM_TIMEOUT', async () => {
-    upstream.answer({ stallBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' });
+    upstream.answer({
+      stallBody: true,
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      bodyStart: '{"id":1,',
+    });
     const started = performance.now();
 
     const result = await impatient.gql(PET_QUERY, {}, ALL_CREDENTIALS);
@@ -292,43 +361,72 @@ describe('UPSTREAM_TIMEOUT', () => {
 });
 
 describe('the plant area', () => {
-  it("passes on its {error, message} record: the message, and the error number as extensions.upstream.error", async () => {
+  it('passes on its {error, message} record: the message, and the error number as extensions.upstream.error', async () => {
     upstream.answer(json(409, { error: 1001, message: 'A plant with id 12 already exists' }));
 
-    const result = await gateway.gql('mutation { createPlant(input: { id: 12, name: "Fern" }) { name } }', {}, ALL_CREDENTIALS);
+    const result = await gateway.gql(
+      'mutation { createPlant(input: { id: 12, name: "Fern" }) { name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toBeNull();
     expect(errorsOf(result)).toEqual([
       {
         message: 'A plant with id 12 already exists',
         path: ['createPlant'],
-        extensions: { code: 'BAD_USER_INPUT', upstream: { service: 'plants', operation: 'createPlant', status: 409, error: 1001 } },
+        extensions: {
+          code: 'BAD_USER_INPUT',
+          upstream: { service: 'plants', operation: 'createPlant', status: 409, error: 1001 },
+        },
       },
     ]);
     expect(upstream.requests.map(received)).toEqual([
-      { method: 'POST', url: '/plants', contentType: 'application/json', authorization: `Bearer ${BEARER}`, apiKey: undefined, body: '{"id":12,"name":"Fern"}' },
+      {
+        method: 'POST',
+        url: '/plants',
+        contentType: 'application/json',
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        body: '{"id":12,"name":"Fern"}',
+      },
     ]);
   });
 });
 
 describe('partial data', () => {
   it('keeps the pets that were found when another lookup of the same query fails', async () => {
-    upstream.answer((request) => (request.url === '/api/v3/pet/1' ? json(200, PET_1) : json(500, { code: 500, message: 'database is on fire' })));
+    upstream.answer((request) =>
+      request.url === '/api/v3/pet/1' ? json(200, PET_1) : json(500, { code: 500, message: 'database is on fire' }),
+    );
 
     const result = await gateway.gql('{ a: pet(id: 1) { id } b: pet(id: 2) { id } }', {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ a: { id: '1' }, b: null });
     expect(errorsOf(result)).toEqual([
-      { message: 'database is on fire', path: ['b'], extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } } },
+      {
+        message: 'database is on fire',
+        path: ['b'],
+        extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } },
+      },
     ]);
-    expect(upstream.requests.map((request) => `${request.method} ${request.url}`).sort()).toEqual(['GET /api/v3/pet/1', 'GET /api/v3/pet/2']);
+    expect(upstream.requests.map((request) => `${request.method} ${request.url}`).sort()).toEqual([
+      'GET /api/v3/pet/1',
+      'GET /api/v3/pet/2',
+    ]);
   });
 });
 
 describe('what an error never reveals', () => {
   type Scenario = { gateway: () => ServedGateway; answer?: Answer };
   const scenarios: Record<string, Scenario> = {
-    'a 500': { gateway: () => gateway, answer: json(500, { code: 500, message: 'There was an error processing your request. It has been logged (ID: 1a2b3c4d5e6f7a8b)' }) },
+    'a 500': {
+      gateway: () => gateway,
+      answer: json(500, {
+        code: 500,
+        message: 'There was an error processing your request. It has been logged (ID: 1a2b3c4d5e6f7a8b)',
+      }),
+    },
     'a 401': { gateway: () => gateway, answer: { status: 401 } },
     'a body that is not JSON': { gateway: () => gateway, answer: json(200, '{"id": 1, "name": ') },
     'a pet of the wrong shape': { gateway: () => gateway, answer: json(200, { id: 'abc' }) },
@@ -337,23 +435,36 @@ describe('what an error never reveals', () => {
     'a refused connection': { gateway: () => petstoreDown },
   };
 
-  it.each(Object.keys(scenarios))('answers %s without the credentials, the upstream address, a stack or a source path', async (name) => {
-    const scenario = scenarios[name];
-    if (!scenario) throw new Error(`no scenario ${name}`);
-    if (scenario.answer) upstream.answer(scenario.answer);
+  it.each(Object.keys(scenarios))(
+    'answers %s without the credentials, the upstream address, a stack or a source path',
+    async (name) => {
+      const scenario = scenarios[name];
+      if (!scenario) throw new Error(`no scenario ${name}`);
+      if (scenario.answer) upstream.answer(scenario.answer);
 
-    const result = await scenario.gateway().gql(PET_QUERY, {}, ALL_CREDENTIALS);
+      const result = await scenario.gateway().gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
-    const text = JSON.stringify(result);
-    expect(result.errors).toHaveLength(1);
-    for (const secret of [BEARER, API_KEY, upstream.hostPort, new URL(closedUrl).host, 'stack', '/src/']) expect(text).not.toContain(secret);
-  });
+      const text = JSON.stringify(result);
+      expect(result.errors).toHaveLength(1);
+      for (const secret of [BEARER, API_KEY, upstream.hostPort, new URL(closedUrl).host, 'stack', '/src/'])
+        expect(text).not.toContain(secret);
+    },
+  );
 
   it('masks an unexpected failure as INTERNAL_SERVER_ERROR "Unexpected error.", without its message', async () => {
     // A programming error below the resolvers, whose message carries what must not leak.
-    const crash = new TypeError(`Cannot read properties of undefined (reading 'id') at /work/main/src/upstream/http.ts:120 (Bearer ${BEARER}, api_key ${API_KEY})`);
-    const client: UpstreamClient = { service: 'petstore', request: () => Promise.reject(crash), close: () => Promise.resolve() };
-    const upstreams = { petstore: createPetstoreApi(client, { bodyFormat: 'json', accept: 'json' }), plants: createPlantsApi({ ...client, service: 'plants' }) };
+    const crash = new TypeError(
+      `Cannot read properties of undefined (reading 'id') at /work/main/src/upstream/http.ts:120 (Bearer ${BEARER}, api_key ${API_KEY})`,
+    );
+    const client: UpstreamClient = {
+      service: 'petstore',
+      request: () => Promise.reject(crash),
+      close: () => Promise.resolve(),
+    };
+    const upstreams = {
+      petstore: createPetstoreApi(client, { bodyFormat: 'json', accept: 'json' }),
+      plants: createPlantsApi({ ...client, service: 'plants' }),
+    };
     // The gateway's own wiring (createGateway), with upstreams that crash.
     const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
       schema: createSchema(),
@@ -371,7 +482,14 @@ describe('what an error never reveals', () => {
 
     expect(JSON.parse(text)).toEqual({
       data: { pet: null },
-      errors: [{ message: 'Unexpected error.', locations: [{ line: 1, column: 3 }], path: ['pet'], extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+      errors: [
+        {
+          message: 'Unexpected error.',
+          locations: [{ line: 1, column: 3 }],
+          path: ['pet'],
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        },
+      ],
     });
     for (const secret of [BEARER, API_KEY, 'Cannot read', 'stack', '/src/']) expect(text).not.toContain(secret);
   });
@@ -381,11 +499,22 @@ describe('one area down', () => {
   it('leaves the other working: createPlant succeeds while the pet store refuses connections', async () => {
     upstream.answer(json(200, { name: 'Fern', tag: 'outdoor' }));
 
-    const result = await petstoreDown.gql('mutation { createPlant(input: { id: 12, name: "Fern", tag: "outdoor" }) { name tag } }', {}, ALL_CREDENTIALS);
+    const result = await petstoreDown.gql(
+      'mutation { createPlant(input: { id: 12, name: "Fern", tag: "outdoor" }) { name tag } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result).toEqual({ status: 200, data: { createPlant: { name: 'Fern', tag: 'outdoor' } } });
     expect(upstream.requests.map(received)).toEqual([
-      { method: 'POST', url: '/plants', contentType: 'application/json', authorization: `Bearer ${BEARER}`, apiKey: undefined, body: '{"id":12,"name":"Fern","tag":"outdoor"}' },
+      {
+        method: 'POST',
+        url: '/plants',
+        contentType: 'application/json',
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        body: '{"id":12,"name":"Fern","tag":"outdoor"}',
+      },
     ]);
   });
 });
@@ -404,7 +533,10 @@ describe('credentials and redirects', () => {
         {
           message: 'petstore answered getPetById with a redirect (status 302), which the gateway does not follow',
           path: ['pet'],
-          extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 302 } },
+          extensions: {
+            code: 'UPSTREAM_ERROR',
+            upstream: { service: 'petstore', operation: 'getPetById', status: 302 },
+          },
         },
       ]);
       expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
@@ -416,7 +548,11 @@ describe('credentials and redirects', () => {
   });
 
   it('passes on an upstream message with any address in it left out', async () => {
-    upstream.answer({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'cannot reach http://10.0.0.9:8080/db?token=s3cret, giving up' });
+    upstream.answer({
+      status: 500,
+      headers: { 'content-type': 'text/plain' },
+      body: 'cannot reach http://10.0.0.9:8080/db?token=s3cret, giving up',
+    });
 
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
@@ -430,7 +566,11 @@ describe('credentials and redirects', () => {
   });
 
   it("does not pass on a proxy's HTML error page", async () => {
-    upstream.answer({ status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body>Bad gateway: 10.0.0.9:8080 refused</body></html>' });
+    upstream.answer({
+      status: 502,
+      headers: { 'content-type': 'text/html' },
+      body: '<html><body>Bad gateway: 10.0.0.9:8080 refused</body></html>',
+    });
 
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
@@ -438,7 +578,10 @@ describe('credentials and redirects', () => {
       {
         message: 'petstore answered getPetById with status 502',
         path: ['pet'],
-        extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 502 } },
+        extensions: {
+          code: 'UPSTREAM_UNAVAILABLE',
+          upstream: { service: 'petstore', operation: 'getPetById', status: 502 },
+        },
       },
     ]);
   });

@@ -42,19 +42,32 @@ describe('_service', () => {
 describe('_entities', () => {
   it('resolves 100 Pet representations over 50 distinct ids with 50 upstream calls', async () => {
     // Pets 11 to 50 join the 10 seeded ones.
-    const adds = Array.from({ length: 40 }, (_, index) => `p${index + 11}: addPet(input: { id: ${index + 11}, name: "Pet ${index + 11}" }) { id }`);
+    const adds = Array.from(
+      { length: 40 },
+      (_, index) => `p${index + 11}: addPet(input: { id: ${index + 11}, name: "Pet ${index + 11}" }) { id }`,
+    );
     await stack.gql(`mutation { ${adds.join(' ')} }`, {}, ALL_CREDENTIALS);
     stack.upstream();
     const ids = Array.from({ length: 100 }, (_, index) => String((index % 50) + 1));
 
-    const result = await stack.gql(ENTITIES, { representations: ids.map((id) => ({ __typename: 'Pet', id })) }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      ENTITIES,
+      { representations: ids.map((id) => ({ __typename: 'Pet', id })) },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
-    expect(result.data?.['_entities']).toEqual(ids.map((id) => ({ __typename: 'Pet', id, name: Number(id) <= 10 ? expect.any(String) : `Pet ${id}` })));
+    expect(result.data?.['_entities']).toEqual(
+      ids.map((id) => ({ __typename: 'Pet', id, name: Number(id) <= 10 ? expect.any(String) : `Pet ${id}` })),
+    );
     const calls = stack.upstream();
     expect(calls).toHaveLength(50);
-    expect(new Set(calls.map((call) => call.path))).toEqual(new Set(Array.from({ length: 50 }, (_, index) => `/api/v3/pet/${index + 1}`)));
-    expect(calls.every((call) => call.headers['api_key'] === API_KEY && call.headers['authorization'] === undefined)).toBe(true);
+    expect(new Set(calls.map((call) => call.path))).toEqual(
+      new Set(Array.from({ length: 50 }, (_, index) => `/api/v3/pet/${index + 1}`)),
+    );
+    expect(
+      calls.every((call) => call.headers['api_key'] === API_KEY && call.headers['authorization'] === undefined),
+    ).toBe(true);
   });
 
   it('resolves Order and User by their keys, and Order.pet through the same loader', async () => {
@@ -79,11 +92,44 @@ describe('_entities', () => {
       },
     });
     // Both orders and the Pet representation share one lookup of pet 1; orders and users carry no credential.
-    expect(stack.upstream().map(summary).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
-      { method: 'GET', path: '/api/v3/store/order/1', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/store/order/2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/user/user1', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
+    expect(
+      stack
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/store/order/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/store/order/2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/user/user1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
     ]);
   });
 
@@ -98,8 +144,15 @@ describe('_entities', () => {
     const result = await stack.gql(ENTITIES, { representations }, ALL_CREDENTIALS);
 
     expect(result.data?.['_entities']).toEqual([null, null, null, { __typename: 'Pet', id: '2', name: 'Cat 2' }]);
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['_entities', 2], 'BAD_USER_INPUT']]);
-    expect(stack.upstream().map((call) => call.path).sort()).toEqual(['/api/v3/pet/2', '/api/v3/pet/404', '/api/v3/user/nobody']);
+    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([
+      [['_entities', 2], 'BAD_USER_INPUT'],
+    ]);
+    expect(
+      stack
+        .upstream()
+        .map((call) => call.path)
+        .sort(),
+    ).toEqual(['/api/v3/pet/2', '/api/v3/pet/404', '/api/v3/user/nobody']);
   });
 
   it('fetches distinct entities concurrently', async () => {

@@ -20,7 +20,10 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 async function serve(overrides: Partial<GatewayConfig>) {
-  const gateway = createGateway(testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, ...overrides }), { logDestination: captureLog() });
+  const gateway = createGateway(
+    testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, ...overrides }),
+    { logDestination: captureLog() },
+  );
   const { server, url } = await listen(gateway.handler);
   return {
     url: `${url}/graphql`,
@@ -43,13 +46,28 @@ async function page(overrides: Partial<GatewayConfig>): Promise<string> {
 /** Every operation of every tab, with the tab's variables. */
 const OPERATIONS = exampleTabs().flatMap((tab) =>
   parse(tab.query)
-    .definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)
-    .map((definition) => ({ name: definition.name?.value ?? '', query: tab.query, variables: tab.variables ? (JSON.parse(tab.variables) as Record<string, unknown>) : {} })),
+    .definitions.filter(
+      (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
+    )
+    .map((definition) => ({
+      name: definition.name?.value ?? '',
+      query: tab.query,
+      variables: tab.variables ? (JSON.parse(tab.variables) as Record<string, unknown>) : {},
+    })),
 );
 
 describe('the example tabs', () => {
   it('cover every area: pets, orders, inventory, users, plants and an upload', () => {
-    expect(OPERATIONS.map((operation) => operation.name)).toEqual(['Pets', 'Order', 'PlaceOrder', 'Inventory', 'User', 'CreateUser', 'CreatePlant', 'Upload']);
+    expect(OPERATIONS.map((operation) => operation.name)).toEqual([
+      'Pets',
+      'Order',
+      'PlaceOrder',
+      'Inventory',
+      'User',
+      'CreateUser',
+      'CreatePlant',
+      'Upload',
+    ]);
   });
 
   it('are valid against the schema', () => {
@@ -57,29 +75,39 @@ describe('the example tabs', () => {
     for (const tab of exampleTabs()) expect(validate(schema, parse(tab.query))).toEqual([]);
   });
 
-  it.each(OPERATIONS.filter((operation) => operation.name !== 'Upload'))('$name runs as it is on the emulator with the demo credentials', async ({ name, query, variables }) => {
-    const gateway = await serve({ emulator: true });
-    try {
-      // As GraphiQL sends it: the whole document, and the operation picked with the ▶ button.
-      const response = await fetch(gateway.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...DEMO_HEADERS },
-        body: JSON.stringify({ query, variables, operationName: name }),
-      });
-      const result = (await response.json()) as { data?: unknown; errors?: unknown };
-      expect(result.errors).toBeUndefined();
-      expect(response.status).toBe(200);
-    } finally {
-      await gateway.close();
-    }
-  });
+  it.each(OPERATIONS.filter((operation) => operation.name !== 'Upload'))(
+    '$name runs as it is on the emulator with the demo credentials',
+    async ({ name, query, variables }) => {
+      const gateway = await serve({ emulator: true });
+      try {
+        // As GraphiQL sends it: the whole document, and the operation picked with the ▶ button.
+        const response = await fetch(gateway.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...DEMO_HEADERS },
+          body: JSON.stringify({ query, variables, operationName: name }),
+        });
+        const result = (await response.json()) as { data?: unknown; errors?: unknown };
+        expect(result.errors).toBeUndefined();
+        expect(response.status).toBe(200);
+      } finally {
+        await gateway.close();
+      }
+    },
+  );
 
   it('Upload runs as the curl command in its tab sends it (multipart, with the CSRF header)', async () => {
     const gateway = await serve({ emulator: true });
     const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
     try {
-      const body = multipartBody(uploadParts({ query: upload?.query ?? '', variables: {} }, { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') }));
-      const result = await postMultipart(gateway.url, body, { headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1' } });
+      const body = multipartBody(
+        uploadParts(
+          { query: upload?.query ?? '', variables: {} },
+          { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') },
+        ),
+      );
+      const result = await postMultipart(gateway.url, body, {
+        headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1' },
+      });
       expect(result.errors).toBeUndefined();
       expect(result.data).toMatchObject({ uploadPetImage: { code: 200 } });
     } finally {
@@ -89,7 +117,11 @@ describe('the example tabs', () => {
 });
 
 /** The options the page hands to GraphiQL (the JSON it is rendered with). */
-function optionsOf(html: string): { defaultTabs: { query: string; headers: string | null }[]; defaultHeaders?: string; shouldPersistHeaders?: boolean } {
+function optionsOf(html: string): {
+  defaultTabs: { query: string; headers: string | null }[];
+  defaultHeaders?: string;
+  shouldPersistHeaders?: boolean;
+} {
   const match = /renderYogaGraphiQL\(\s*window\.document\.querySelector\('#root'\),\s*(\{.*\}),\s*\);/s.exec(html);
   if (!match?.[1]) throw new Error('no GraphiQL options in the page');
   return JSON.parse(match[1]) as ReturnType<typeof optionsOf>;

@@ -14,7 +14,11 @@ const ACCEPT = 'application/graphql-response+json, application/json';
 const GOOD = '{ pet(id: 1) { id name } }';
 
 /** What the gateway answered, its body read as JSON when it is JSON. */
-type Answer = { status: number; headers: Headers; body: { data?: unknown; errors?: { message: string; path?: unknown; extensions?: { code?: unknown } }[] } | string };
+type Answer = {
+  status: number;
+  headers: Headers;
+  body: { data?: unknown; errors?: { message: string; path?: unknown; extensions?: { code?: unknown } }[] } | string;
+};
 
 async function answer(response: Response): Promise<Answer> {
   const text = await response.text();
@@ -26,24 +30,47 @@ async function answer(response: Response): Promise<Answer> {
 }
 
 /** A POST to the gateway with this body and content type (and any extra headers). */
-async function post(body: string | Buffer, contentType: string | undefined, headers: Record<string, string> = {}): Promise<Answer> {
+async function post(
+  body: string | Buffer,
+  contentType: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const bytes = typeof body === 'string' ? body : new Uint8Array(body);
-  return answer(await fetch(stack.url, { method: 'POST', headers: { accept: ACCEPT, ...(contentType ? { 'content-type': contentType } : {}), ...headers }, body: bytes }));
+  return answer(
+    await fetch(stack.url, {
+      method: 'POST',
+      headers: { accept: ACCEPT, ...(contentType ? { 'content-type': contentType } : {}), ...headers },
+      body: bytes,
+    }),
+  );
 }
 
 /** A JSON POST of one operation. */
-function postQuery(query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Answer> {
+function postQuery(
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   return post(JSON.stringify({ query, variables }), 'application/json', { ...ALL_CREDENTIALS, ...headers });
 }
 
 /** A GET of one operation (with the CSRF header, which GET requests need). */
-async function get(params: Record<string, string>, headers: Record<string, string> = { 'x-graphql-csrf': '1' }): Promise<Answer> {
-  return answer(await fetch(`${stack.url}?${new URLSearchParams(params)}`, { headers: { accept: ACCEPT, ...ALL_CREDENTIALS, ...headers } }));
+async function get(
+  params: Record<string, string>,
+  headers: Record<string, string> = { 'x-graphql-csrf': '1' },
+): Promise<Answer> {
+  return answer(
+    await fetch(`${stack.url}?${new URLSearchParams(params)}`, {
+      headers: { accept: ACCEPT, ...ALL_CREDENTIALS, ...headers },
+    }),
+  );
 }
 
 /** The `extensions.code` of each error of an answer. */
 function codes(result: Answer): unknown[] {
-  return typeof result.body === 'string' ? [`not JSON: ${result.body.slice(0, 80)}`] : (result.body.errors ?? []).map((error) => error.extensions?.code);
+  return typeof result.body === 'string'
+    ? [`not JSON: ${result.body.slice(0, 80)}`]
+    : (result.body.errors ?? []).map((error) => error.extensions?.code);
 }
 
 /** After a bad request, the gateway still answers a good one, and the upstream sees only that one. */
@@ -66,40 +93,78 @@ type Case = {
 };
 
 const cases: Record<string, Case> = {
-  'malformed JSON': { send: () => post('{"query": "{ pet(id: 1) { id } }"', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
+  'malformed JSON': {
+    send: () => post('{"query": "{ pet(id: 1) { id } }"', 'application/json', ALL_CREDENTIALS),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
   // The GraphQL-over-HTTP spec: a body that cannot be parsed SHOULD be a 400 under application/json too.
   'malformed JSON, accepting only application/json': {
     send: () => post('{"query": ', 'application/json', { ...ALL_CREDENTIALS, accept: 'application/json' }),
     status: 400,
     codes: ['BAD_REQUEST'],
   },
-  'a JSON body that is not an object': { send: () => post('"{ pet(id: 1) { id } }"', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
-  'a JSON object without a query': { send: () => post('{"variables": {}}', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
-  'an empty body': { send: () => post('', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
-  'a body that is not UTF-8': {
-    // Latin-1 "é" (0xE9) where UTF-8 needs two bytes: a lenient decoder would turn it into U+FFFD and run the query.
-    send: () => post(Buffer.concat([Buffer.from('{"query":"{ user(username: \\"jos'), Buffer.from([0xe9]), Buffer.from('\\") { username } }"}')]), 'application/json', ALL_CREDENTIALS),
+  'a JSON body that is not an object': {
+    send: () => post('"{ pet(id: 1) { id } }"', 'application/json', ALL_CREDENTIALS),
     status: 400,
     codes: ['BAD_REQUEST'],
   },
-  'a content type that carries no GraphQL (application/xml)': { send: () => post('<query>{ pet(id: 1) { id } }</query>', 'application/xml', { ...ALL_CREDENTIALS, 'x-graphql-csrf': '1' }), status: 415, codes: ['UNSUPPORTED_MEDIA_TYPE'] },
+  'a JSON object without a query': {
+    send: () => post('{"variables": {}}', 'application/json', ALL_CREDENTIALS),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
+  'an empty body': { send: () => post('', 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
+  'a body that is not UTF-8': {
+    // Latin-1 "é" (0xE9) where UTF-8 needs two bytes: a lenient decoder would turn it into U+FFFD and run the query.
+    send: () =>
+      post(
+        Buffer.concat([
+          Buffer.from('{"query":"{ user(username: \\"jos'),
+          Buffer.from([0xe9]),
+          Buffer.from('\\") { username } }"}'),
+        ]),
+        'application/json',
+        ALL_CREDENTIALS,
+      ),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
+  'a content type that carries no GraphQL (application/xml)': {
+    send: () =>
+      post('<query>{ pet(id: 1) { id } }</query>', 'application/xml', { ...ALL_CREDENTIALS, 'x-graphql-csrf': '1' }),
+    status: 415,
+    codes: ['UNSUPPORTED_MEDIA_TYPE'],
+  },
   'JSON sent as text/plain (with the CSRF header)': {
     send: () => post(JSON.stringify({ query: GOOD }), 'text/plain', { ...ALL_CREDENTIALS, 'x-graphql-csrf': '1' }),
     status: 415,
     codes: ['UNSUPPORTED_MEDIA_TYPE'],
   },
-  'a huge query string (2 MB)': { send: () => postQuery(`{ pet(id: 1) { id } ${' '.repeat(2 * 1024 * 1024)} }`), status: 413, codes: ['PAYLOAD_TOO_LARGE'] },
+  'a huge query string (2 MB)': {
+    send: () => postQuery(`{ pet(id: 1) { id } ${' '.repeat(2 * 1024 * 1024)} }`),
+    status: 413,
+    codes: ['PAYLOAD_TOO_LARGE'],
+  },
   'a body that declares a huge Content-Length': {
     // Refused from the header alone, before a byte of the body is read (only its first bytes are ever sent).
     send: () =>
       new Promise<Answer>((resolve, reject) => {
-        const outgoing = request(stack.url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', accept: ACCEPT, 'content-length': String(50 * 1024 * 1024) } });
+        const outgoing = request(stack.url, {
+          method: 'POST',
+          agent: false,
+          headers: { 'content-type': 'application/json', accept: ACCEPT, 'content-length': String(50 * 1024 * 1024) },
+        });
         outgoing.on('response', (incoming) => {
           const chunks: Buffer[] = [];
           incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
           incoming.on('end', () => {
             outgoing.destroy();
-            resolve({ status: incoming.statusCode ?? 0, headers: new Headers(), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'] });
+            resolve({
+              status: incoming.statusCode ?? 0,
+              headers: new Headers(),
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'],
+            });
           });
         });
         outgoing.on('error', reject);
@@ -108,9 +173,16 @@ const cases: Record<string, Case> = {
     status: 413,
     codes: ['PAYLOAD_TOO_LARGE'],
   },
-  'a query of 2500 tokens in a GET URL': { send: () => get({ query: `{ ${'a '.repeat(2500)}}` }), status: 400, codes: ['TOO_MANY_TOKENS'] },
+  'a query of 2500 tokens in a GET URL': {
+    send: () => get({ query: `{ ${'a '.repeat(2500)}}` }),
+    status: 400,
+    codes: ['TOO_MANY_TOKENS'],
+  },
   'deep nesting (12 levels of introspection types)': {
-    send: () => postQuery('{ __type(name: "Pet") { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }'),
+    send: () =>
+      postQuery(
+        '{ __type(name: "Pet") { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }',
+      ),
     status: 400,
     codes: ['QUERY_TOO_DEEP'],
   },
@@ -125,17 +197,24 @@ const cases: Record<string, Case> = {
     codes: ['TOO_MANY_ALIASES'],
   },
   'an alias bomb too large to parse (10 000 aliases)': {
-    send: () => postQuery(`{ ${Array.from({ length: 10_000 }, (_, index) => `p${index}: pet(id: 1) { id }`).join(' ')} }`),
+    send: () =>
+      postQuery(`{ ${Array.from({ length: 10_000 }, (_, index) => `p${index}: pet(id: 1) { id }`).join(' ')} }`),
     status: 400,
     codes: ['TOO_MANY_TOKENS'],
   },
   'a fragment cycle': {
-    send: () => postQuery('{ pet(id: 1) { ...A } } fragment A on Pet { tags { name } ...B } fragment B on Pet { category { name } ...A }'),
+    send: () =>
+      postQuery(
+        '{ pet(id: 1) { ...A } } fragment A on Pet { tags { name } ...B } fragment B on Pet { category { name } ...A }',
+      ),
     status: 400,
     codes: ['GRAPHQL_VALIDATION_FAILED'],
   },
   'a directive flood (30 directives)': {
-    send: () => postQuery(`{ ${Array.from({ length: 30 }, (_, index) => `t${index}: __typename @include(if: true)`).join(' ')} pet(id: 1) { id } }`),
+    send: () =>
+      postQuery(
+        `{ ${Array.from({ length: 30 }, (_, index) => `t${index}: __typename @include(if: true)`).join(' ')} pet(id: 1) { id } }`,
+      ),
     status: 400,
     codes: ['TOO_MANY_DIRECTIVES'],
   },
@@ -155,30 +234,70 @@ const cases: Record<string, Case> = {
     status: 400,
     codes: ['BAD_USER_INPUT'],
   },
-  'a missing required variable': { send: () => postQuery('query ($id: ID!) { pet(id: $id) { id } }', {}), status: 400, codes: ['BAD_USER_INPUT'] },
-  'variables that are not an object': { send: () => post(JSON.stringify({ query: GOOD, variables: [1] }), 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
-  'variables in a GET URL that are not JSON': { send: () => get({ query: 'query ($id: ID!) { pet(id: $id) { id } }', variables: '{id: 1' }), status: 400, codes: ['BAD_REQUEST'] },
-  'an enum value that does not exist (a literal)': { send: () => postQuery('{ petsByStatus(status: [ADOPTED]) { id } }'), status: 400, codes: ['GRAPHQL_VALIDATION_FAILED'] },
-  'an enum value in its REST spelling (a variable)': {
-    send: () => postQuery('query ($status: [PetStatus!]!) { petsByStatus(status: $status) { id } }', { status: ['available'] }),
+  'a missing required variable': {
+    send: () => postQuery('query ($id: ID!) { pet(id: $id) { id } }', {}),
     status: 400,
     codes: ['BAD_USER_INPUT'],
   },
-  'an unknown field': { send: () => postQuery('{ pet(id: 1) { id password } }'), status: 400, codes: ['GRAPHQL_VALIDATION_FAILED'] },
-  'a batch (a JSON array of operations)': { send: () => post(JSON.stringify([{ query: GOOD }, { query: GOOD }]), 'application/json', ALL_CREDENTIALS), status: 400, codes: ['BAD_REQUEST'] },
+  'variables that are not an object': {
+    send: () => post(JSON.stringify({ query: GOOD, variables: [1] }), 'application/json', ALL_CREDENTIALS),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
+  'variables in a GET URL that are not JSON': {
+    send: () => get({ query: 'query ($id: ID!) { pet(id: $id) { id } }', variables: '{id: 1' }),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
+  'an enum value that does not exist (a literal)': {
+    send: () => postQuery('{ petsByStatus(status: [ADOPTED]) { id } }'),
+    status: 400,
+    codes: ['GRAPHQL_VALIDATION_FAILED'],
+  },
+  'an enum value in its REST spelling (a variable)': {
+    send: () =>
+      postQuery('query ($status: [PetStatus!]!) { petsByStatus(status: $status) { id } }', { status: ['available'] }),
+    status: 400,
+    codes: ['BAD_USER_INPUT'],
+  },
+  'an unknown field': {
+    send: () => postQuery('{ pet(id: 1) { id password } }'),
+    status: 400,
+    codes: ['GRAPHQL_VALIDATION_FAILED'],
+  },
+  'a batch (a JSON array of operations)': {
+    send: () => post(JSON.stringify([{ query: GOOD }, { query: GOOD }]), 'application/json', ALL_CREDENTIALS),
+    status: 400,
+    codes: ['BAD_REQUEST'],
+  },
   'a list argument over the limit (101 ids)': {
-    send: () => postQuery('query ($ids: [ID!]!) { pets(ids: $ids) { id } }', { ids: Array.from({ length: 101 }, (_, index) => String(index + 1)) }),
+    send: () =>
+      postQuery('query ($ids: [ID!]!) { pets(ids: $ids) { id } }', {
+        ids: Array.from({ length: 101 }, (_, index) => String(index + 1)),
+      }),
     status: 200,
     codes: ['BAD_USER_INPUT'],
   },
   'a federation representation of a type the subgraph does not have': {
-    send: () => postQuery('{ _entities(representations: [{ __typename: "Pet", id: "1" }, { __typename: "Secret", id: "1" }]) { ... on Pet { id } } }'),
+    send: () =>
+      postQuery(
+        '{ _entities(representations: [{ __typename: "Pet", id: "1" }, { __typename: "Secret", id: "1" }]) { ... on Pet { id } } }',
+      ),
     status: 200,
     codes: ['BAD_USER_INPUT'],
   },
-  'a GET mutation': { send: () => get({ query: 'mutation { deletePet(id: 1) }' }), status: 405, codes: ['BAD_REQUEST'] },
+  'a GET mutation': {
+    send: () => get({ query: 'mutation { deletePet(id: 1) }' }),
+    status: 405,
+    codes: ['BAD_REQUEST'],
+  },
   'a CSRF-less browser POST (an HTML form)': {
-    send: () => post(new URLSearchParams({ query: 'mutation { deletePet(id: 1) }' }).toString(), 'application/x-www-form-urlencoded', ALL_CREDENTIALS),
+    send: () =>
+      post(
+        new URLSearchParams({ query: 'mutation { deletePet(id: 1) }' }).toString(),
+        'application/x-www-form-urlencoded',
+        ALL_CREDENTIALS,
+      ),
     status: 403,
     codes: ['CSRF_HEADER_REQUIRED'],
   },
@@ -189,7 +308,14 @@ const cases: Record<string, Case> = {
   },
   'a CSRF-less GET': { send: () => get({ query: GOOD }, {}), status: 403, codes: ['CSRF_HEADER_REQUIRED'] },
   'a PUT': {
-    send: async () => answer(await fetch(stack.url, { method: 'PUT', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: JSON.stringify({ query: GOOD }) })),
+    send: async () =>
+      answer(
+        await fetch(stack.url, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', accept: ACCEPT },
+          body: JSON.stringify({ query: GOOD }),
+        }),
+      ),
     status: 405,
     codes: ['BAD_REQUEST'],
   },
@@ -213,7 +339,9 @@ describe('a body that is not JSON', () => {
 
     expect(result.status).toBe(400);
     expect(result.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(result.body).toEqual({ errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+    expect(result.body).toEqual({
+      errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+    });
     expect(stack.upstream()).toEqual([]);
   });
 });
@@ -229,7 +357,10 @@ describe('ids', () => {
     const result = await postQuery(`{ pet(id: ${literal}) { id } }`);
 
     if (shown === undefined) {
-      expect({ status: result.status, codes: codes(result) }).toEqual({ status: 400, codes: ['GRAPHQL_VALIDATION_FAILED'] });
+      expect({ status: result.status, codes: codes(result) }).toEqual({
+        status: 400,
+        codes: ['GRAPHQL_VALIDATION_FAILED'],
+      });
     } else {
       expect(result.status).toBe(200);
       expect(result.body).toEqual({
@@ -265,19 +396,32 @@ describe('an oversized upload', () => {
 
       const result = await postMultipart(small.url, multipartBody(upload), { headers: ALL_CREDENTIALS });
 
-      expect({ status: result.status, codes: result.errors?.map((error) => error.extensions?.['code']) }).toEqual({ status: 413, codes: ['PAYLOAD_TOO_LARGE'] });
+      expect({ status: result.status, codes: result.errors?.map((error) => error.extensions?.['code']) }).toEqual({
+        status: 413,
+        codes: ['PAYLOAD_TOO_LARGE'],
+      });
       // The upload may have started streaming upstream; it was aborted, never completed.
       expect(stack.upstream().filter((request) => request.complete)).toEqual([]);
-      expect(await small.gql(GOOD, {}, ALL_CREDENTIALS)).toEqual({ status: 200, data: { pet: { id: '1', name: 'Cat 1' } } });
+      expect(await small.gql(GOOD, {}, ALL_CREDENTIALS)).toEqual({
+        status: 200,
+        data: { pet: { id: '1', name: 'Cat 1' } },
+      });
     } finally {
       await small.close();
     }
   });
 
   it('without the CSRF header is refused with 403 before anything is read or sent', async () => {
-    const upload = uploadParts({ query: 'mutation ($file: File!) { uploadPetImage(petId: 1, file: $file) { code } }', variables: {} }, { filename: 'a.png', contentType: 'image/png', content: Buffer.from('png') });
+    const upload = uploadParts(
+      { query: 'mutation ($file: File!) { uploadPetImage(petId: 1, file: $file) { code } }', variables: {} },
+      { filename: 'a.png', contentType: 'image/png', content: Buffer.from('png') },
+    );
 
-    const result = await post(multipartBody(upload), 'multipart/form-data; boundary=gateway-test-boundary-7f3a9c1e5b', ALL_CREDENTIALS);
+    const result = await post(
+      multipartBody(upload),
+      'multipart/form-data; boundary=gateway-test-boundary-7f3a9c1e5b',
+      ALL_CREDENTIALS,
+    );
 
     expect({ status: result.status, codes: codes(result) }).toEqual({ status: 403, codes: ['CSRF_HEADER_REQUIRED'] });
     await expectNextGoodRequestAnswered();
@@ -287,7 +431,11 @@ describe('an oversized upload', () => {
 describe('state after refused mutations', () => {
   it('a GET mutation and CSRF-less form posts did not delete pet 1', async () => {
     await get({ query: 'mutation { deletePet(id: 1) }' });
-    await post(new URLSearchParams({ query: 'mutation { deletePet(id: 1) }' }).toString(), 'application/x-www-form-urlencoded', ALL_CREDENTIALS);
+    await post(
+      new URLSearchParams({ query: 'mutation { deletePet(id: 1) }' }).toString(),
+      'application/x-www-form-urlencoded',
+      ALL_CREDENTIALS,
+    );
 
     await expectNextGoodRequestAnswered();
   });

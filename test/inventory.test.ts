@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { ALL_CREDENTIALS, API_KEY, BEARER, received, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS } from './helpers/upstream.js';
 
-
 const INVENTORY = '{ inventory { entries { status quantity } } }';
 
 const stack = useStack();
@@ -33,7 +32,15 @@ describe('inventory', () => {
     await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
 
     expect(received(stack)).toEqual([
-      { method: 'GET', path: '/api/v3/store/inventory', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY, body: '' },
+      {
+        method: 'GET',
+        path: '/api/v3/store/inventory',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+        body: '',
+      },
     ]);
   });
 
@@ -41,28 +48,51 @@ describe('inventory', () => {
     await stack.gql(INVENTORY, {}, { authorization: `Bearer ${BEARER}` });
 
     expect(received(stack)).toEqual([
-      { method: 'GET', path: '/api/v3/store/inventory', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
+      {
+        method: 'GET',
+        path: '/api/v3/store/inventory',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
   });
 
   // The reference server checks no credential: there the inventory is served.
-  it.runIf(ENFORCES_CREDENTIALS)('is UNAUTHENTICATED without an api_key, even with a bearer token, which is not forwarded', async () => {
-    const result = await stack.gql(INVENTORY, {}, { authorization: `Bearer ${BEARER}` });
+  it.runIf(ENFORCES_CREDENTIALS)(
+    'is UNAUTHENTICATED without an api_key, even with a bearer token, which is not forwarded',
+    async () => {
+      const result = await stack.gql(INVENTORY, {}, { authorization: `Bearer ${BEARER}` });
 
-    expect(result.data).toBeNull();
-    expect(result.errors).toHaveLength(1);
-    expect(result.errors?.[0]?.path).toEqual(['inventory']);
-    expect(result.errors?.[0]?.extensions).toEqual({
-      code: 'UNAUTHENTICATED',
-      upstream: { service: 'petstore', operation: 'getInventory', status: 401 },
-    });
-    expect(received(stack)).toEqual([
-      { method: 'GET', path: '/api/v3/store/inventory', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
-    ]);
-  });
+      expect(result.data).toBeNull();
+      expect(result.errors).toHaveLength(1);
+      expect(result.errors?.[0]?.path).toEqual(['inventory']);
+      expect(result.errors?.[0]?.extensions).toEqual({
+        code: 'UNAUTHENTICATED',
+        upstream: { service: 'petstore', operation: 'getInventory', status: 401 },
+      });
+      expect(received(stack)).toEqual([
+        {
+          method: 'GET',
+          path: '/api/v3/store/inventory',
+          query: '',
+          contentType: undefined,
+          authorization: undefined,
+          apiKey: undefined,
+          body: '',
+        },
+      ]);
+    },
+  );
 
   it('adds an entry for the status of a newly placed order', async () => {
-    const placed = await stack.gql('mutation { placeOrder(input: { id: 77, petId: 1, quantity: 7, status: "shipped" }) { id } }', {}, ALL_CREDENTIALS);
+    const placed = await stack.gql(
+      'mutation { placeOrder(input: { id: 77, petId: 1, quantity: 7, status: "shipped" }) { id } }',
+      {},
+      ALL_CREDENTIALS,
+    );
     expect(placed.data).toEqual({ placeOrder: { id: '77' } });
     stack.upstream();
 
@@ -78,11 +108,17 @@ describe('inventory', () => {
         ],
       },
     });
-    expect(received(stack).map((request) => [request.method, request.path])).toEqual([['GET', '/api/v3/store/inventory']]);
+    expect(received(stack).map((request) => [request.method, request.path])).toEqual([
+      ['GET', '/api/v3/store/inventory'],
+    ]);
   });
 
   it('adds the quantity of a newly placed order to its status', async () => {
-    await stack.gql('mutation { placeOrder(input: { id: 78, petId: 2, quantity: 5, status: "approved" }) { id } }', {}, ALL_CREDENTIALS);
+    await stack.gql(
+      'mutation { placeOrder(input: { id: 78, petId: 2, quantity: 5, status: "approved" }) { id } }',
+      {},
+      ALL_CREDENTIALS,
+    );
     stack.upstream();
 
     const result = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
@@ -96,6 +132,8 @@ describe('inventory', () => {
         ],
       },
     });
-    expect(received(stack).map((request) => [request.method, request.path])).toEqual([['GET', '/api/v3/store/inventory']]);
+    expect(received(stack).map((request) => [request.method, request.path])).toEqual([
+      ['GET', '/api/v3/store/inventory'],
+    ]);
   });
 });

@@ -14,7 +14,9 @@ import { createPetstoreApi, type PetstoreApi } from '../src/upstream/petstore.js
 type Lookup<V> = (key: string, credentials: Credentials) => Promise<V>;
 
 /** A pet store whose three lookups (the only operations the loaders call) are scripted and record their calls. */
-function fakePetstore(lookups: { pet?: Lookup<PetPayload>; order?: Lookup<OrderPayload>; user?: Lookup<UserPayload> } = {}) {
+function fakePetstore(
+  lookups: { pet?: Lookup<PetPayload>; order?: Lookup<OrderPayload>; user?: Lookup<UserPayload> } = {},
+) {
   const calls: string[] = [];
   // createLoaders takes a whole PetstoreApi; every other operation goes to a client that fails
   // the test if it is ever called.
@@ -41,7 +43,8 @@ function fakePetstore(lookups: { pet?: Lookup<PetPayload>; order?: Lookup<OrderP
   return { petstore, calls };
 }
 
-const notFound = (operation: string) => new UpstreamError({ service: 'petstore', operation, failure: 'status', message: 'Pet not found', status: 404 });
+const notFound = (operation: string) =>
+  new UpstreamError({ service: 'petstore', operation, failure: 'status', message: 'Pet not found', status: 404 });
 
 describe('within one request', () => {
   it('fetches each distinct pet once, answering in the order asked', async () => {
@@ -64,7 +67,13 @@ describe('within one request', () => {
     const { petstore, calls } = fakePetstore();
     const loaders = createLoaders(petstore, {});
 
-    await Promise.all([loaders.orderById.load('5'), loaders.orderById.load('5'), loaders.userByName.load('ann'), loaders.userByName.load('ann'), loaders.userByName.load('bo')]);
+    await Promise.all([
+      loaders.orderById.load('5'),
+      loaders.orderById.load('5'),
+      loaders.userByName.load('ann'),
+      loaders.userByName.load('ann'),
+      loaders.userByName.load('bo'),
+    ]);
 
     expect(calls).toEqual(['getOrderById 5', 'getUserByName ann', 'getUserByName bo']);
   });
@@ -109,8 +118,16 @@ describe('missing and failing keys', () => {
   });
 
   it('another upstream error fails only its own key, with that error', async () => {
-    const failure = new UpstreamError({ service: 'petstore', operation: 'getPetById', failure: 'status', message: 'There was an error processing your request', status: 500 });
-    const { petstore, calls } = fakePetstore({ pet: (id) => (id === '2' ? Promise.reject(failure) : Promise.resolve({ id })) });
+    const failure = new UpstreamError({
+      service: 'petstore',
+      operation: 'getPetById',
+      failure: 'status',
+      message: 'There was an error processing your request',
+      status: 500,
+    });
+    const { petstore, calls } = fakePetstore({
+      pet: (id) => (id === '2' ? Promise.reject(failure) : Promise.resolve({ id })),
+    });
     const loaders = createLoaders(petstore, {});
 
     const pets = await loaders.petById.loadMany(['1', '2', '3']);
@@ -121,14 +138,20 @@ describe('missing and failing keys', () => {
   });
 
   it('a timeout is an error, not null: only a 404 answer means missing', async () => {
-    const timeout = new UpstreamError({ service: 'petstore', operation: 'getPetById', failure: 'timeout', message: 'petstore did not answer getPetById within 200 ms' });
+    const timeout = new UpstreamError({
+      service: 'petstore',
+      operation: 'getPetById',
+      failure: 'timeout',
+      message: 'petstore did not answer getPetById within 200 ms',
+    });
     const { petstore } = fakePetstore({ pet: () => Promise.reject(timeout) });
 
     await expect(createLoaders(petstore, {}).petById.load('1')).rejects.toBe(timeout);
   });
 
   it('a failure that is not an Error becomes an Error without its content', async () => {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what is tested: a rejection that is no Error
+    // What is tested: a rejection that is no Error.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     const { petstore } = fakePetstore({ pet: () => Promise.reject('secret-token-in-a-string') });
 
     await expect(createLoaders(petstore, {}).petById.load('1')).rejects.toEqual(new Error('upstream call failed'));
@@ -160,7 +183,9 @@ describe('primePets', () => {
 
 describe('between requests', () => {
   it('the loaders of two requests with two credentials never share a cached pet', async () => {
-    const { petstore, calls } = fakePetstore({ pet: (id, credentials) => Promise.resolve({ id, name: `as seen by ${credentials.bearer ?? 'nobody'}` }) });
+    const { petstore, calls } = fakePetstore({
+      pet: (id, credentials) => Promise.resolve({ id, name: `as seen by ${credentials.bearer ?? 'nobody'}` }),
+    });
     const ann = createLoaders(petstore, { bearer: 'token-of-ann' });
     const bo = createLoaders(petstore, { bearer: 'token-of-bo' });
 

@@ -34,7 +34,12 @@ describe('npm start', () => {
 
     const [, url] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
     expect(output()).toMatch(/Upstreams: embedded emulator/);
-    const result = await postGraphQL(url as string, '{ pet(id: 1) { name } user(username: "user1") { email } }', {}, { api_key: 'demo' });
+    const result = await postGraphQL(
+      url as string,
+      '{ pet(id: 1) { name } user(username: "user1") { email } }',
+      {},
+      { api_key: 'demo' },
+    );
     expect(result.data).toEqual({ pet: { name: 'Cat 1' }, user: { email: 'email1@test.com' } });
 
     child.kill('SIGTERM');
@@ -45,10 +50,15 @@ describe('npm start', () => {
   it('prints where GraphiQL is, the upstreams, the operations endpoints, tracing, and the settings changed from defaults', async () => {
     const { output } = start({ UPSTREAM_RETRIES: '0', LOG_LEVEL: 'warn' });
 
-    const [, origin] = await waitFor(output, /GraphQL gateway ready: (http:\/\/127\.0\.0\.1:\d+)\/graphql \(open it in a browser for GraphiQL\)\n/);
+    const [, origin] = await waitFor(
+      output,
+      /GraphQL gateway ready: (http:\/\/127\.0\.0\.1:\d+)\/graphql \(open it in a browser for GraphiQL\)\n/,
+    );
     const banner = output().split('\n').slice(0, 5);
     expect(banner.slice(1)).toEqual([
-      expect.stringMatching(/^Upstreams: embedded emulator \(pet store http:\/\/127\.0\.0\.1:\d+\/api\/v3, plants http:\/\/127\.0\.0\.1:\d+\); GraphiQL has demo credentials$/),
+      expect.stringMatching(
+        /^Upstreams: embedded emulator \(pet store http:\/\/127\.0\.0\.1:\d+\/api\/v3, plants http:\/\/127\.0\.0\.1:\d+\); GraphiQL has demo credentials$/,
+      ),
       `Operations: ${origin}/health (liveness), ${origin}/readiness (upstreams reachable), ${origin}/metrics (Prometheus)`,
       'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)',
       'Settings changed from defaults: HOST=127.0.0.1 PORT=0 UPSTREAM_RETRIES=0 LOG_LEVEL=warn',
@@ -60,14 +70,20 @@ describe('npm start', () => {
 
     await waitFor(output, /Settings changed from defaults/);
     expect(output()).toContain('Tracing: OTLP to http://127.0.0.1:4318/v1/traces\n');
-    expect(output()).toMatch(/Settings changed from defaults: .*OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/127\.0\.0\.1:4318 OTEL_SERVICE_NAME=pets/);
+    expect(output()).toMatch(
+      /Settings changed from defaults: .*OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/127\.0\.0\.1:4318 OTEL_SERVICE_NAME=pets/,
+    );
   });
 
   it('writes one JSON line per request to stdout, with the request id it answers with', async () => {
     const { output } = start({});
     const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
 
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', api_key: 'demo' }, body: JSON.stringify({ query: 'query Cat { pet(id: 1) { name } }' }) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', api_key: 'demo' },
+      body: JSON.stringify({ query: 'query Cat { pet(id: 1) { name } }' }),
+    });
     const [line = ''] = await waitFor(output, /^\{.*"msg":"POST \/graphql Cat 200"\}$/m);
 
     expect(JSON.parse(line)).toMatchObject({
@@ -81,9 +97,21 @@ describe('npm start', () => {
   });
 
   it.each([
-    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '2' }, /Configuration error: OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "2"/],
-    ['READINESS_TIMEOUT_MS', { READINESS_TIMEOUT_MS: 'soon' }, /Configuration error: READINESS_TIMEOUT_MS must be an integer from 1 to 60000, got "soon"/],
-    ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' }, /Configuration error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/],
+    [
+      'OTEL_TRACES_SAMPLER_ARG',
+      { OTEL_TRACES_SAMPLER_ARG: '2' },
+      /Configuration error: OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "2"/,
+    ],
+    [
+      'READINESS_TIMEOUT_MS',
+      { READINESS_TIMEOUT_MS: 'soon' },
+      /Configuration error: READINESS_TIMEOUT_MS must be an integer from 1 to 60000, got "soon"/,
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' },
+      /Configuration error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/,
+    ],
   ])('stops with exit code 1 and a message naming a bad %s', async (_, env, message) => {
     const { exited, output } = start(env);
 
@@ -127,7 +155,9 @@ describe('npm start', () => {
 
     const code = await exitCode(child);
     expect(code).toBe(1);
-    expect(output()).toMatch(/Configuration error: PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production \(or set EMULATOR=true/);
+    expect(output()).toMatch(
+      /Configuration error: PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production \(or set EMULATOR=true/,
+    );
   });
 
   it('serves the embedded emulator in production with EMULATOR=true', async () => {
@@ -144,7 +174,17 @@ describe('npm start', () => {
 
     const code = await exitCode(child);
     expect(code).toBe(0);
-    for (const flag of ['--port', '--petstore-url', '--plants-url', '--petstore-body-format', '--upstream-timeout-ms', '--metrics', '--readiness-timeout-ms', '--otel-exporter-otlp-endpoint', '--otel-traces-exporter']) {
+    for (const flag of [
+      '--port',
+      '--petstore-url',
+      '--plants-url',
+      '--petstore-body-format',
+      '--upstream-timeout-ms',
+      '--metrics',
+      '--readiness-timeout-ms',
+      '--otel-exporter-otlp-endpoint',
+      '--otel-traces-exporter',
+    ]) {
       expect(output()).toContain(flag);
     }
   });
@@ -158,7 +198,10 @@ function tcpConnect(port: number) {
   });
 }
 
-/** A keep-alive connection that has been answered once (`GET /health`) and now sits idle; `closed` settles when the server closes it. */
+/**
+ * A keep-alive connection that has been answered once (`GET /health`) and now sits idle; `closed` settles when the
+ * server closes it.
+ */
 async function idleKeepAliveConnection(port: number) {
   const socket = await tcpConnect(port);
   const closed = once(socket, 'close');
@@ -177,28 +220,36 @@ describe('npm start against upstreams', () => {
     return { ...started, url, port: Number(new URL(url).port) };
   }
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('on %s finishes the slow query in flight, refuses new connections, closes idle ones, and exits 0', async (signal) => {
-    scripted().answer({ ...json(200, PET_1), delayMs: 1500 });
-    const { child, output, exited, url, port } = await startAgainst();
-    const idle = await idleKeepAliveConnection(port);
-    expect(idle.firstLine).toBe('HTTP/1.1 200 OK');
-    const query = postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
-    await expect.poll(() => scripted().requests.length).toBe(1);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'on %s finishes the slow query in flight, refuses new connections, closes idle ones, and exits 0',
+    async (signal) => {
+      scripted().answer({ ...json(200, PET_1), delayMs: 1500 });
+      const { child, output, exited, url, port } = await startAgainst();
+      const idle = await idleKeepAliveConnection(port);
+      expect(idle.firstLine).toBe('HTTP/1.1 200 OK');
+      const query = postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
+      await expect.poll(() => scripted().requests.length).toBe(1);
 
-    child.kill(signal);
+      child.kill(signal);
 
-    await waitFor(output, new RegExp(`${signal}: refusing new connections, finishing 1 in-flight request\\(s\\) within 10000 ms`));
-    await expect(tcpConnect(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    await idle.closed;
-    expect(child.exitCode).toBeNull();
-    expect(await query).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
-    expect(await exited).toBe(0);
-    expect(output()).toMatch(/\nstopped\n/);
-    expect(scripted().requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
-  });
+      await waitFor(
+        output,
+        new RegExp(`${signal}: refusing new connections, finishing 1 in-flight request\\(s\\) within 10000 ms`),
+      );
+      await expect(tcpConnect(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await idle.closed;
+      expect(child.exitCode).toBeNull();
+      expect(await query).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
+      expect(await exited).toBe(0);
+      expect(output()).toMatch(/\nstopped\n/);
+      expect(scripted().requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
+    },
+  );
 
   it('says which upstream URLs it uses (without their credentials), and offers GraphiQL no demo credentials', async () => {
-    const { output } = await startAgainst({ PLANTS_URL: scripted().url.replace('http://', 'http://ops:pl4nts-secret@') });
+    const { output } = await startAgainst({
+      PLANTS_URL: scripted().url.replace('http://', 'http://ops:pl4nts-secret@'),
+    });
 
     expect(output()).toContain(`Upstreams: pet store ${scripted().url}/api/v3, plants ${scripted().url}\n`);
     expect(output()).not.toContain('pl4nts-secret');
@@ -223,15 +274,26 @@ describe('npm start against upstreams', () => {
   it('stays up through upstream faults (reset, garbage, refused port), each reported, and answers afterwards', async () => {
     const { child, url } = await startAgainst({ PLANTS_URL: await closedPortUrl(), UPSTREAM_RETRIES: '0' });
     const pet = () => postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
-    const codeOf = (result: Awaited<ReturnType<typeof pet>>) => result.errors?.map((error) => error.extensions?.['code']);
+    const codeOf = (result: Awaited<ReturnType<typeof pet>>) =>
+      result.errors?.map((error) => error.extensions?.['code']);
 
     scripted().answer({ reset: true });
     expect(codeOf(await pet())).toEqual(['UPSTREAM_UNAVAILABLE']);
-    scripted().answer({ resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' });
+    scripted().answer({
+      resetBody: true,
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      bodyStart: '{"id":1,',
+    });
     expect(codeOf(await pet())).toEqual(['UPSTREAM_UNAVAILABLE']);
     scripted().answer(json(200, '{"id": 1, "name": '));
     expect(codeOf(await pet())).toEqual(['UPSTREAM_ERROR']);
-    const plant = await postGraphQL(url, 'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }', {}, { authorization: 'Bearer demo' });
+    const plant = await postGraphQL(
+      url,
+      'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+      {},
+      { authorization: 'Bearer demo' },
+    );
     expect(plant.errors?.map((error) => [error.extensions?.['code'], error.extensions?.['upstream']])).toEqual([
       ['UPSTREAM_UNAVAILABLE', { service: 'plants', operation: 'createPlant' }],
     ]);

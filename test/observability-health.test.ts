@@ -24,7 +24,12 @@ async function get(path: string) {
   if (!gateway) throw new Error('no gateway');
   const response = await fetch(`${gateway.origin}${path}`);
   const text = await response.text();
-  return { status: response.status, contentType: response.headers.get('content-type'), cacheControl: response.headers.get('cache-control'), text };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    cacheControl: response.headers.get('cache-control'),
+    text,
+  };
 }
 
 describe('/health', () => {
@@ -45,10 +50,17 @@ describe('/readiness', () => {
 
     const readiness = await get('/readiness');
 
-    expect(readiness).toMatchObject({ status: 200, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store' });
+    expect(readiness).toMatchObject({
+      status: 200,
+      contentType: 'application/json; charset=utf-8',
+      cacheControl: 'no-store',
+    });
     expect(JSON.parse(readiness.text)).toEqual({
       status: 'ready',
-      upstreams: { petstore: { ready: true, latencyMs: expect.any(Number) }, plants: { ready: true, latencyMs: expect.any(Number) } },
+      upstreams: {
+        petstore: { ready: true, latencyMs: expect.any(Number) },
+        plants: { ready: true, latencyMs: expect.any(Number) },
+      },
     });
   });
 
@@ -58,10 +70,14 @@ describe('/readiness', () => {
 
     expect((await get('/readiness')).status).toBe(200);
 
-    expect(scripted.requests.map((request) => `${request.method} ${request.url} ${String(request.headers['authorization'] ?? '-')} ${String(request.headers['api_key'] ?? '-')}`).sort()).toEqual([
-      'GET /api/v3 - -',
-      'GET /plant-area - -',
-    ]);
+    expect(
+      scripted.requests
+        .map(
+          (request) =>
+            `${request.method} ${request.url} ${String(request.headers['authorization'] ?? '-')} ${String(request.headers['api_key'] ?? '-')}`,
+        )
+        .sort(),
+    ).toEqual(['GET /api/v3 - -', 'GET /plant-area - -']);
   });
 
   it('answers 503 naming the upstream that refuses connections', async () => {
@@ -73,21 +89,32 @@ describe('/readiness', () => {
     expect(readiness.status).toBe(503);
     expect(JSON.parse(readiness.text)).toEqual({
       status: 'unavailable',
-      upstreams: { petstore: { ready: true, latencyMs: expect.any(Number) }, plants: { ready: false, reason: 'connection refused' } },
+      upstreams: {
+        petstore: { ready: true, latencyMs: expect.any(Number) },
+        plants: { ready: false, reason: 'connection refused' },
+      },
       message: 'not ready: plants (connection refused)',
     });
   });
 
   it('answers 503 naming an upstream that says it cannot serve (503), or does not answer in time', async () => {
-    gateway = await serveObserved({ petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url }, { readinessTimeoutMs: 200 });
-    scripted.answer((request) => (request.url.startsWith('/api/v3') ? json(503, { message: 'maintenance' }) : { hang: true }));
+    gateway = await serveObserved(
+      { petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url },
+      { readinessTimeoutMs: 200 },
+    );
+    scripted.answer((request) =>
+      request.url.startsWith('/api/v3') ? json(503, { message: 'maintenance' }) : { hang: true },
+    );
 
     const started = performance.now();
     const readiness = await get('/readiness');
 
     expect(readiness.status).toBe(503);
     expect(JSON.parse(readiness.text)).toMatchObject({
-      upstreams: { petstore: { ready: false, reason: 'answered 503' }, plants: { ready: false, reason: 'no answer within 200 ms' } },
+      upstreams: {
+        petstore: { ready: false, reason: 'answered 503' },
+        plants: { ready: false, reason: 'no answer within 200 ms' },
+      },
       message: 'not ready: petstore (answered 503), plants (no answer within 200 ms)',
     });
     expect(performance.now() - started).toBeLessThan(2000);
@@ -95,7 +122,10 @@ describe('/readiness', () => {
 
   it('never shows an upstream URL, which may carry credentials', async () => {
     const down = await closedPortUrl();
-    gateway = await serveObserved({ petstoreUrl: `${down.replace('http://', 'http://alice:s3cret@')}/api/v3`, plantsUrl: down });
+    gateway = await serveObserved({
+      petstoreUrl: `${down.replace('http://', 'http://alice:s3cret@')}/api/v3`,
+      plantsUrl: down,
+    });
 
     const readiness = await get('/readiness');
 

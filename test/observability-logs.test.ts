@@ -25,7 +25,11 @@ afterAll(() => emulator.close());
 
 async function post(body: unknown, headers: Record<string, string> = {}) {
   if (!gateway) throw new Error('no gateway');
-  return fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('one log line per request', () => {
@@ -52,7 +56,14 @@ describe('one log line per request', () => {
     expect(line?.['time']).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(line?.['upstream']).toEqual(
       expect.arrayContaining([
-        { service: 'petstore', operation: 'getPetById', method: 'GET', status: 401, failure: 'status', durationMs: expect.any(Number) },
+        {
+          service: 'petstore',
+          operation: 'getPetById',
+          method: 'GET',
+          status: 401,
+          failure: 'status',
+          durationMs: expect.any(Number),
+        },
         { service: 'petstore', operation: 'getOrderById', method: 'GET', status: 200, durationMs: expect.any(Number) },
       ]),
     );
@@ -64,14 +75,23 @@ describe('one log line per request', () => {
     const response = await post({ query: '{ pet(id: 1) { name ' });
 
     expect(gateway.requestLines()).toEqual([
-      expect.objectContaining({ status: response.status, operationName: null, operationType: null, errorCodes: ['GRAPHQL_PARSE_FAILED'], upstreamCalls: 0 }),
+      expect.objectContaining({
+        status: response.status,
+        operationName: null,
+        operationType: null,
+        errorCodes: ['GRAPHQL_PARSE_FAILED'],
+        upstreamCalls: 0,
+      }),
     ]);
   });
 
   it('lists each operation of a batched request', async () => {
     gateway = await serveObserved(emulator, { batchMaxOperations: 2 });
 
-    await post([{ query: 'query A { order(id: 1) { id } }' }, { query: 'query B { user(username: "user1") { username } }' }]);
+    await post([
+      { query: 'query A { order(id: 1) { id } }' },
+      { query: 'query B { user(username: "user1") { username } }' },
+    ]);
 
     expect(gateway.requestLines()[0]).toMatchObject({
       operations: [
@@ -95,7 +115,10 @@ describe('the request id', () => {
   it('is the caller’s x-request-id: in the response, on the log line, and on every upstream call', async () => {
     gateway = await serveObserved(emulator);
 
-    const response = await post({ query: '{ pet(id: 1) { name } order(id: 2) { id } }' }, { 'x-request-id': 'checkout-7f3a', api_key: 'demo' });
+    const response = await post(
+      { query: '{ pet(id: 1) { name } order(id: 2) { id } }' },
+      { 'x-request-id': 'checkout-7f3a', api_key: 'demo' },
+    );
 
     expect(response.headers.get('x-request-id')).toBe('checkout-7f3a');
     expect(gateway.requestLines()[0]?.['requestId']).toBe('checkout-7f3a');
@@ -133,12 +156,21 @@ describe('the request id', () => {
 
     const lines = new Map(gateway.requestLines().map((line) => [line['requestId'], line]));
     for (const n of [1, 2, 3]) {
-      expect(lines.get(`lane-${n}`)?.['upstream']).toEqual([expect.objectContaining({ operation: 'getOrderById', status: 200 })]);
-      expect(lines.get(`yoga-${n}`)?.['upstream']).toEqual([expect.objectContaining({ operation: 'getUserByName', status: 200 })]);
+      expect(lines.get(`lane-${n}`)?.['upstream']).toEqual([
+        expect.objectContaining({ operation: 'getOrderById', status: 200 }),
+      ]);
+      expect(lines.get(`yoga-${n}`)?.['upstream']).toEqual([
+        expect.objectContaining({ operation: 'getUserByName', status: 200 }),
+      ]);
     }
     const sent = emulator.requests.map((request) => [request.path, request.headers['x-request-id']]);
     expect(sent).toEqual(
-      expect.arrayContaining([1, 2, 3].flatMap((n) => [[`/api/v3/store/order/${n}`, `lane-${n}`], [`/api/v3/user/user${n}`, `yoga-${n}`]])),
+      expect.arrayContaining(
+        [1, 2, 3].flatMap((n) => [
+          [`/api/v3/store/order/${n}`, `lane-${n}`],
+          [`/api/v3/user/user${n}`, `yoga-${n}`],
+        ]),
+      ),
     );
     expect(sent).toHaveLength(6);
   });
@@ -160,7 +192,9 @@ describe('the request id', () => {
 
     const duringRequest = gateway.log.lines().filter((line) => line['requestId'] === 'trace-me');
     expect(duringRequest.length).toBeGreaterThan(1);
-    expect(duringRequest.some((line) => String(line['msg']).includes('upstream petstore getInventory failed'))).toBe(true);
+    expect(duringRequest.some((line) => String(line['msg']).includes('upstream petstore getInventory failed'))).toBe(
+      true,
+    );
   });
 });
 
@@ -181,13 +215,25 @@ describe('secrets stay out of the log', () => {
       { ...ALL_CREDENTIALS, cookie: 'session=cookie-secret-123' },
     );
     // A variable refused by GraphQL is quoted in its error message, password included.
-    await gateway.gql('mutation Bad($input: UserInput!) { createUser(input: $input) { username } }', { input: { username: 7, password: PASSWORD } }, ALL_CREDENTIALS);
+    await gateway.gql(
+      'mutation Bad($input: UserInput!) { createUser(input: $input) { username } }',
+      { input: { username: 7, password: PASSWORD } },
+      ALL_CREDENTIALS,
+    );
 
     const text = gateway.log.text();
-    for (const secret of [BEARER, API_KEY, PASSWORD, INLINE_PASSWORD, 'cookie-secret-123']) expect(text).not.toContain(secret);
+    for (const secret of [BEARER, API_KEY, PASSWORD, INLINE_PASSWORD, 'cookie-secret-123'])
+      expect(text).not.toContain(secret);
     const [line] = gateway.requestLines();
-    expect(line?.['headers']).toMatchObject({ authorization: '[redacted]', api_key: '[redacted]', cookie: '[redacted]', 'content-type': 'application/json' });
-    expect(line?.['variables']).toEqual([{ input: { username: 'alice', password: '[redacted]', email: 'alice@example.com' } }]);
+    expect(line?.['headers']).toMatchObject({
+      authorization: '[redacted]',
+      api_key: '[redacted]',
+      cookie: '[redacted]',
+      'content-type': 'application/json',
+    });
+    expect(line?.['variables']).toEqual([
+      { input: { username: 'alice', password: '[redacted]', email: 'alice@example.com' } },
+    ]);
   });
 
   it('keeps every line valid JSON whatever the password holds (quotes, commas, backslashes)', async () => {
@@ -195,8 +241,12 @@ describe('secrets stay out of the log', () => {
     // It looks like a piece of the line's own structure, and JSON escapes it.
     const tricky = 'info","time\\n';
 
-    await gateway.gql('mutation M($input: UserInput!) { createUser(input: $input) { username } }', { input: { username: 'tricky', password: tricky } });
-    await gateway.gql('mutation M($input: [UserInput!]!) { createUsers(input: $input) { username } }', { input: [{ username: 7, password: tricky }] });
+    await gateway.gql('mutation M($input: UserInput!) { createUser(input: $input) { username } }', {
+      input: { username: 'tricky', password: tricky },
+    });
+    await gateway.gql('mutation M($input: [UserInput!]!) { createUsers(input: $input) { username } }', {
+      input: [{ username: 7, password: tricky }],
+    });
 
     const lines = gateway.log.lines();
     expect(lines.length).toBeGreaterThan(2);
@@ -208,7 +258,11 @@ describe('secrets stay out of the log', () => {
     gateway = await serveObserved(emulator);
 
     // A variable of the wrong type makes GraphQL quote the value it refused, password included.
-    const result = await gateway.gql('mutation M($input: [UserInput!]!) { createUsers(input: $input) { username } }', { input: [{ username: 'x', password: { not: PASSWORD } }] }, ALL_CREDENTIALS);
+    const result = await gateway.gql(
+      'mutation M($input: [UserInput!]!) { createUsers(input: $input) { username } }',
+      { input: [{ username: 'x', password: { not: PASSWORD } }] },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors?.map((error) => error.extensions?.['code'])).toEqual(['BAD_USER_INPUT']);
     expect(gateway.requestLines()[0]).toMatchObject({ operationName: 'M', errorCodes: ['BAD_USER_INPUT'] });
@@ -216,14 +270,23 @@ describe('secrets stay out of the log', () => {
   });
 
   it('an unexpected error whose message quotes the credentials is logged with its stack, and without them', async () => {
-    const crash = new TypeError(`Cannot read properties of undefined (reading 'id') (Bearer ${BEARER}, api_key ${API_KEY})`);
-    const crashing = (service: 'petstore' | 'plants'): UpstreamPool => ({ service, request: () => Promise.reject(crash), ping: () => Promise.resolve(200), close: () => Promise.resolve() });
+    const crash = new TypeError(
+      `Cannot read properties of undefined (reading 'id') (Bearer ${BEARER}, api_key ${API_KEY})`,
+    );
+    const crashing = (service: 'petstore' | 'plants'): UpstreamPool => ({
+      service,
+      request: () => Promise.reject(crash),
+      ping: () => Promise.resolve(200),
+      close: () => Promise.resolve(),
+    });
     gateway = await serveObserved(emulator, {}, { createUpstreamClient: crashing });
 
     await gateway.gql('query Crash { pet(id: 1) { name } }', {}, ALL_CREDENTIALS);
 
     const error = gateway.log.lines().find((line) => line['level'] === 'error');
-    expect(error).toMatchObject({ msg: "Cannot read properties of undefined (reading 'id') ([redacted], api_key [redacted])" });
+    expect(error).toMatchObject({
+      msg: "Cannot read properties of undefined (reading 'id') ([redacted], api_key [redacted])",
+    });
     expect(JSON.stringify(error?.['err'])).toMatch(/"stack":"TypeError: Cannot read properties/);
     expect(gateway.requestLines()[0]).toMatchObject({ operationName: 'Crash', errorCodes: ['INTERNAL_SERVER_ERROR'] });
     expect(gateway.log.text()).not.toContain(BEARER);

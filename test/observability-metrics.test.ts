@@ -59,7 +59,9 @@ describe('GraphQL operations', () => {
       'graphql_operations_total{operation_name="Stock",operation_type="query",result="error"}': 1,
       'graphql_operations_total{operation_name="anonymous",operation_type="query",result="success"}': 1,
     });
-    expect(samples(text, 'graphql_errors_total')).toEqual({ 'graphql_errors_total{operation_name="Stock",code="UNAUTHENTICATED"}': 1 });
+    expect(samples(text, 'graphql_errors_total')).toEqual({
+      'graphql_errors_total{operation_name="Stock",code="UNAUTHENTICATED"}': 1,
+    });
     expect(samples(text, 'graphql_operation_duration_seconds_count')).toMatchObject({
       'graphql_operation_duration_seconds_count{operation_name="Order",operation_type="query"}': 2,
     });
@@ -81,13 +83,16 @@ describe('GraphQL operations', () => {
 
   it(`give at most ${MAX_OPERATION_NAMES} operation names their own series; the rest count as "other"`, async () => {
     const metrics = createMetrics();
-    for (let index = 0; index <= MAX_OPERATION_NAMES; index += 1) metrics.observeOperation({ name: `Op${index}`, type: 'query', started: 0, ended: 1, errorCodes: [] });
+    for (let index = 0; index <= MAX_OPERATION_NAMES; index += 1)
+      metrics.observeOperation({ name: `Op${index}`, type: 'query', started: 0, ended: 1, errorCodes: [] });
 
     const { body } = await metrics.render();
 
     const series = Object.keys(samples(body, 'graphql_operations_total'));
     expect(series).toHaveLength(MAX_OPERATION_NAMES + 1);
-    expect(series).toContain('graphql_operations_total{operation_name="other",operation_type="query",result="success"}');
+    expect(series).toContain(
+      'graphql_operations_total{operation_name="other",operation_type="query",result="success"}',
+    );
   });
 });
 
@@ -114,7 +119,11 @@ describe('upstream calls', () => {
 
   it('count retries and timeouts', async () => {
     const upstreams = { petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url };
-    gateway = await serveObserved(upstreams, { upstreamRetries: 2, upstreamRetryBackoffMs: 1, upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '300' }) });
+    gateway = await serveObserved(upstreams, {
+      upstreamRetries: 2,
+      upstreamRetryBackoffMs: 1,
+      upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '300' }),
+    });
     const pet = { id: 1, name: 'Cat 1', photoUrls: [], tags: [] };
 
     scripted.answer(sequence(json(503, { message: 'busy' }), json(503, { message: 'busy' }), json(200, pet)));
@@ -123,8 +132,12 @@ describe('upstream calls', () => {
     await gateway.gql('{ order(id: 1) { id } }');
     const { text } = await scrape(gateway.origin);
 
-    expect(samples(text, 'upstream_retries_total')).toEqual({ 'upstream_retries_total{service="petstore",operation="getPetById"}': 2 });
-    expect(samples(text, 'upstream_timeouts_total')).toEqual({ 'upstream_timeouts_total{service="petstore",operation="getOrderById"}': 1 });
+    expect(samples(text, 'upstream_retries_total')).toEqual({
+      'upstream_retries_total{service="petstore",operation="getPetById"}': 2,
+    });
+    expect(samples(text, 'upstream_timeouts_total')).toEqual({
+      'upstream_timeouts_total{service="petstore",operation="getOrderById"}': 1,
+    });
     expect(samples(text, 'upstream_requests_total')).toEqual({
       'upstream_requests_total{service="petstore",operation="getPetById",method="GET",status="200",outcome="ok"}': 1,
       'upstream_requests_total{service="petstore",operation="getOrderById",method="GET",status="none",outcome="timeout"}': 1,
@@ -138,7 +151,12 @@ describe('the endpoint', () => {
 
     const { text } = await scrape(gateway.origin);
 
-    for (const metric of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds']) expect(text).toContain(`# TYPE ${metric} `);
+    for (const metric of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ])
+      expect(text).toContain(`# TYPE ${metric} `);
   });
 
   it('is not served with METRICS=false', async () => {

@@ -45,9 +45,24 @@ describe('the OTEL_* settings', () => {
   });
 
   it.each([
-    ['an OTLP endpoint', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, 'otlp', 'http://collector:4318/v1/traces'],
-    ['a traces endpoint, used as is', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/custom/traces' }, 'otlp', 'http://collector:4318/custom/traces'],
-    ['OTEL_TRACES_EXPORTER=otlp alone (the default collector)', { OTEL_TRACES_EXPORTER: 'otlp' }, 'otlp', 'http://localhost:4318/v1/traces'],
+    [
+      'an OTLP endpoint',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' },
+      'otlp',
+      'http://collector:4318/v1/traces',
+    ],
+    [
+      'a traces endpoint, used as is',
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/custom/traces' },
+      'otlp',
+      'http://collector:4318/custom/traces',
+    ],
+    [
+      'OTEL_TRACES_EXPORTER=otlp alone (the default collector)',
+      { OTEL_TRACES_EXPORTER: 'otlp' },
+      'otlp',
+      'http://localhost:4318/v1/traces',
+    ],
     ['OTEL_TRACES_EXPORTER=console', { OTEL_TRACES_EXPORTER: 'console' }, 'console', 'http://localhost:4318/v1/traces'],
   ])('turn it on with %s', (_, env, kind, url) => {
     const config = loadConfig([], env);
@@ -57,7 +72,10 @@ describe('the OTEL_* settings', () => {
   });
 
   it.each([
-    ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }],
+    [
+      'OTEL_TRACES_EXPORTER=none',
+      { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' },
+    ],
     ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }],
   ])('keep it off with %s, whatever else is set', (_, env) => {
     expect(tracesExporter(loadConfig([], env))).toBeUndefined();
@@ -84,21 +102,40 @@ describe('with tracing on', () => {
     const operation = spans.find((span) => span.kind === SpanKind.SERVER);
     const calls = spans.filter((span) => span.kind === SpanKind.CLIENT);
     expect(spans).toHaveLength(3);
-    expect(operation).toMatchObject({ name: 'query PetAndOrder', attributes: { 'graphql.operation.type': 'query', 'graphql.operation.name': 'PetAndOrder' } });
+    expect(operation).toMatchObject({
+      name: 'query PetAndOrder',
+      attributes: { 'graphql.operation.type': 'query', 'graphql.operation.name': 'PetAndOrder' },
+    });
     expect(operation?.resource.attributes['service.name']).toBe('petstore-graphql-gateway');
     expect(calls.map((span) => span.name).sort()).toEqual(['GET getOrderById', 'GET getPetById']);
     for (const call of calls) {
       expect(call.spanContext().traceId).toBe(operation?.spanContext().traceId);
       expect(call.parentSpanContext?.spanId).toBe(operation?.spanContext().spanId);
-      expect(call.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.response.status_code': 200, 'upstream.service': 'petstore', 'server.address': '127.0.0.1' });
+      expect(call.attributes).toMatchObject({
+        'http.request.method': 'GET',
+        'http.response.status_code': 200,
+        'upstream.service': 'petstore',
+        'server.address': '127.0.0.1',
+      });
     }
 
     // What the emulator received: each call's own span as the parent, in the operation's trace.
-    const received = emulator.requests.map((request) => ({ path: request.path, ...parsedTraceparent(request.headers['traceparent']) }));
+    const received = emulator.requests.map((request) => ({
+      path: request.path,
+      ...parsedTraceparent(request.headers['traceparent']),
+    }));
     const byName = (name: string) => calls.find((span) => span.name === name) as ReadableSpan;
     expect(received.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { path: '/api/v3/pet/1', traceId: operation?.spanContext().traceId, parentSpanId: byName('GET getPetById').spanContext().spanId },
-      { path: '/api/v3/store/order/2', traceId: operation?.spanContext().traceId, parentSpanId: byName('GET getOrderById').spanContext().spanId },
+      {
+        path: '/api/v3/pet/1',
+        traceId: operation?.spanContext().traceId,
+        parentSpanId: byName('GET getPetById').spanContext().spanId,
+      },
+      {
+        path: '/api/v3/store/order/2',
+        traceId: operation?.spanContext().traceId,
+        parentSpanId: byName('GET getOrderById').spanContext().spanId,
+      },
     ]);
   });
 
@@ -138,11 +175,18 @@ describe('with tracing on', () => {
     const collector = await listen(async (request, response) => {
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
-      exports.push({ path: request.url ?? '', contentType: request.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') });
+      exports.push({
+        path: request.url ?? '',
+        contentType: request.headers['content-type'],
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'pets-under-test' };
-    const traced = createGateway(testConfig({ ...loadConfig([], env), petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl }), { logDestination: captureLog() });
+    const traced = createGateway(
+      testConfig({ ...loadConfig([], env), petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl }),
+      { logDestination: captureLog() },
+    );
     const served = await listen(traced.handler);
     try {
       await postGraphQL(`${served.url}/graphql`, 'query Order { order(id: 1) { id } }');
@@ -165,7 +209,11 @@ describe('with tracing off (the default)', () => {
   it('sends no traceparent upstream', async () => {
     gateway = await serveObserved(emulator);
 
-    await gateway.gql('{ order(id: 1) { id } }', {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    await gateway.gql(
+      '{ order(id: 1) { id } }',
+      {},
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    );
 
     expect(emulator.requests[0]?.headers['traceparent']).toBeUndefined();
     expect(exporter.getFinishedSpans()).toEqual([]);

@@ -8,20 +8,33 @@ import type { BodyFormat } from '../src/upstream/codec.js';
 import { ALL_CREDENTIALS, API_KEY, received, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
-
 const MAX_INT64 = '9223372036854775807';
 
-const PLACE_ORDER = 'mutation ($input: OrderInput!) { placeOrder(input: $input) { id petId quantity shipDate status complete } }';
+const PLACE_ORDER =
+  'mutation ($input: OrderInput!) { placeOrder(input: $input) { id petId quantity shipDate status complete } }';
 
 const stack = useStack();
 
 describe('order(id)', () => {
   it('returns the order with its ship date as an ISO UTC DateTime', async () => {
-    const result = await stack.gql('{ order(id: 1) { id petId quantity shipDate status complete } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      '{ order(id: 1) { id petId quantity shipDate status complete } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result).toEqual({
       status: 200,
-      data: { order: { id: '1', petId: '1', quantity: 100, shipDate: '2025-01-01T00:00:00.000Z', status: 'placed', complete: true } },
+      data: {
+        order: {
+          id: '1',
+          petId: '1',
+          quantity: 100,
+          shipDate: '2025-01-01T00:00:00.000Z',
+          status: 'placed',
+          complete: true,
+        },
+      },
     });
   });
 
@@ -29,7 +42,15 @@ describe('order(id)', () => {
     await stack.gql('{ order(id: 2) { id } }', {}, ALL_CREDENTIALS);
 
     expect(received(stack)).toEqual([
-      { method: 'GET', path: '/api/v3/store/order/2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' },
+      {
+        method: 'GET',
+        path: '/api/v3/store/order/2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
   });
 
@@ -37,25 +58,43 @@ describe('order(id)', () => {
     const result = await stack.gql('{ order(id: 404404) { id } }', {}, ALL_CREDENTIALS);
 
     expect(result).toEqual({ status: 200, data: { order: null } });
-    expect(received(stack).map((request) => [request.method, request.path])).toEqual([['GET', '/api/v3/store/order/404404']]);
+    expect(received(stack).map((request) => [request.method, request.path])).toEqual([
+      ['GET', '/api/v3/store/order/404404'],
+    ]);
   });
 
-  it.each([['abc'], ['1.5'], ['9223372036854775808'], ['1/../2'], ['']])('rejects the id %j with BAD_USER_INPUT before any upstream call', async (id) => {
-    const result = await stack.gql('query ($id: ID!) { order(id: $id) { id } }', { id }, ALL_CREDENTIALS);
+  it.each([['abc'], ['1.5'], ['9223372036854775808'], ['1/../2'], ['']])(
+    'rejects the id %j with BAD_USER_INPUT before any upstream call',
+    async (id) => {
+      const result = await stack.gql('query ($id: ID!) { order(id: $id) { id } }', { id }, ALL_CREDENTIALS);
 
-    expect(result.data).toEqual({ order: null });
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['order'], 'BAD_USER_INPUT']]);
-    expect(stack.upstream()).toEqual([]);
-  });
+      expect(result.data).toEqual({ order: null });
+      expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([
+        [['order'], 'BAD_USER_INPUT'],
+      ]);
+      expect(stack.upstream()).toEqual([]);
+    },
+  );
 });
 
 /** The order of the placeOrder tests, and the exact body each format must carry upstream. */
-const ORDER_INPUT = { id: '42', petId: MAX_INT64, quantity: 3, shipDate: '2025-03-20T12:00:00+01:00', status: 'approved', complete: false };
+const ORDER_INPUT = {
+  id: '42',
+  petId: MAX_INT64,
+  quantity: 3,
+  shipDate: '2025-03-20T12:00:00+01:00',
+  status: 'approved',
+  complete: false,
+};
 
 /** An ISO 8601 UTC DateTime (`2025-03-20T11:00:00.000Z`) from `from` to `to`, in epoch milliseconds, both included. */
 function utcTimeBetween(from: number, to: number): unknown {
   return expect.toSatisfy(
-    (value: unknown) => typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) && Date.parse(value) >= from && Date.parse(value) <= to,
+    (value: unknown) =>
+      typeof value === 'string' &&
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) &&
+      Date.parse(value) >= from &&
+      Date.parse(value) <= to,
     `an ISO UTC DateTime from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`,
   );
 }
@@ -96,7 +135,16 @@ describe.each(['json', 'xml', 'form'] as const)('placeOrder with %s bodies', (fo
 
     expect(result).toEqual({
       status: 200,
-      data: { placeOrder: { id: '42', petId: MAX_INT64, quantity: 3, shipDate: storedShipDate(before, after), status: 'approved', complete: false } },
+      data: {
+        placeOrder: {
+          id: '42',
+          petId: MAX_INT64,
+          quantity: 3,
+          shipDate: storedShipDate(before, after),
+          status: 'approved',
+          complete: false,
+        },
+      },
     });
   });
 
@@ -104,7 +152,14 @@ describe.each(['json', 'xml', 'form'] as const)('placeOrder with %s bodies', (fo
     await stack.gql(PLACE_ORDER, { input: ORDER_INPUT }, ALL_CREDENTIALS);
 
     expect(received(stack)).toEqual([
-      { method: 'POST', path: '/api/v3/store/order', query: '', authorization: undefined, apiKey: undefined, ...ORDER_BODIES[format] },
+      {
+        method: 'POST',
+        path: '/api/v3/store/order',
+        query: '',
+        authorization: undefined,
+        apiKey: undefined,
+        ...ORDER_BODIES[format],
+      },
     ]);
   });
 
@@ -116,14 +171,22 @@ describe.each(['json', 'xml', 'form'] as const)('placeOrder with %s bodies', (fo
 
     const result = await stack.gql('{ order(id: 42) { petId shipDate status complete } }', {}, ALL_CREDENTIALS);
 
-    expect(result.data).toEqual({ order: { petId: MAX_INT64, shipDate: storedShipDate(before, after), status: 'approved', complete: false } });
-    expect(received(stack).map((request) => [request.method, request.path])).toEqual([['GET', '/api/v3/store/order/42']]);
+    expect(result.data).toEqual({
+      order: { petId: MAX_INT64, shipDate: storedShipDate(before, after), status: 'approved', complete: false },
+    });
+    expect(received(stack).map((request) => [request.method, request.path])).toEqual([
+      ['GET', '/api/v3/store/order/42'],
+    ]);
   });
 });
 
 describe('placeOrder input checks', () => {
   it.each([
-    ['a literal that is not a date', 'mutation { placeOrder(input: { petId: 1, shipDate: "20 March 2025" }) { id } }', {}],
+    [
+      'a literal that is not a date',
+      'mutation { placeOrder(input: { petId: 1, shipDate: "20 March 2025" }) { id } }',
+      {},
+    ],
     ['a variable without a time zone', PLACE_ORDER, { input: { petId: '1', shipDate: '2025-03-20T12:00:00' } }],
     ['a variable with an impossible date', PLACE_ORDER, { input: { petId: '1', shipDate: '2025-02-30T12:00:00Z' } }],
   ])('rejects %s as shipDate with BAD_USER_INPUT before any upstream call', async (_, query, variables) => {
@@ -139,7 +202,9 @@ describe('placeOrder input checks', () => {
     const result = await stack.gql(PLACE_ORDER, { input: { petId: '9223372036854775808' } }, ALL_CREDENTIALS);
 
     expect(result.data).toBeNull();
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['placeOrder'], 'BAD_USER_INPUT']]);
+    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([
+      [['placeOrder'], 'BAD_USER_INPUT'],
+    ]);
     expect(stack.upstream()).toEqual([]);
   });
 });
@@ -158,7 +223,11 @@ describe('Order.pet', () => {
   it("returns each order's pet, fetching each distinct pet once, with the api_key only", async () => {
     const orderIds = await placeOrdersFor(['1', '2', '3', '1', '2', '3']);
 
-    const result = await stack.gql(`{ ${orderIds.map((id, index) => `o${index + 1}: order(id: ${id}) { id pet { name } }`).join(' ')} }`, {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      `{ ${orderIds.map((id, index) => `o${index + 1}: order(id: ${id}) { id pet { name } }`).join(' ')} }`,
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
@@ -169,7 +238,14 @@ describe('Order.pet', () => {
       o5: { id: '205', pet: { name: 'Cat 2' } },
       o6: { id: '206', pet: { name: 'Cat 3' } },
     });
-    const noCredential = { method: 'GET', query: '', contentType: undefined, authorization: undefined, apiKey: undefined, body: '' };
+    const noCredential = {
+      method: 'GET',
+      query: '',
+      contentType: undefined,
+      authorization: undefined,
+      apiKey: undefined,
+      body: '',
+    };
     const apiKeyOnly = { ...noCredential, apiKey: API_KEY };
     expect(received(stack).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
       { ...apiKeyOnly, path: '/api/v3/pet/1' },
@@ -210,27 +286,34 @@ describe('Order.pet', () => {
   it("forwards no credential to the order's pet lookup when the client sends none", async () => {
     await stack.gql('{ first: order(id: 1) { id status pet { name } } }', {}, {});
 
-    expect(received(stack).map((request) => [request.method, request.path, request.authorization, request.apiKey])).toEqual([
+    expect(
+      received(stack).map((request) => [request.method, request.path, request.authorization, request.apiKey]),
+    ).toEqual([
       ['GET', '/api/v3/store/order/1', undefined, undefined],
       ['GET', '/api/v3/pet/1', undefined, undefined],
     ]);
   });
 
   // The reference server checks no credential: there the pet is read.
-  it.runIf(ENFORCES_CREDENTIALS)('keeps the order and reports an UNAUTHENTICATED error at its pet when the pet cannot be read', async () => {
-    // No credential: the order is public, GET /pet/{petId} is refused with 401.
-    const result = await stack.gql('{ first: order(id: 1) { id status pet { name } } }', {}, {});
+  it.runIf(ENFORCES_CREDENTIALS)(
+    'keeps the order and reports an UNAUTHENTICATED error at its pet when the pet cannot be read',
+    async () => {
+      // No credential: the order is public, GET /pet/{petId} is refused with 401.
+      const result = await stack.gql('{ first: order(id: 1) { id status pet { name } } }', {}, {});
 
-    expect(result.data).toEqual({ first: { id: '1', status: 'placed', pet: null } });
-    expect(result.errors).toHaveLength(1);
-    expect(result.errors?.[0]?.path).toEqual(['first', 'pet']);
-    expect(result.errors?.[0]?.extensions).toEqual({
-      code: 'UNAUTHENTICATED',
-      upstream: { service: 'petstore', operation: 'getPetById', status: 401 },
-    });
-    expect(received(stack).map((request) => [request.method, request.path, request.authorization, request.apiKey])).toEqual([
-      ['GET', '/api/v3/store/order/1', undefined, undefined],
-      ['GET', '/api/v3/pet/1', undefined, undefined],
-    ]);
-  });
+      expect(result.data).toEqual({ first: { id: '1', status: 'placed', pet: null } });
+      expect(result.errors).toHaveLength(1);
+      expect(result.errors?.[0]?.path).toEqual(['first', 'pet']);
+      expect(result.errors?.[0]?.extensions).toEqual({
+        code: 'UNAUTHENTICATED',
+        upstream: { service: 'petstore', operation: 'getPetById', status: 401 },
+      });
+      expect(
+        received(stack).map((request) => [request.method, request.path, request.authorization, request.apiKey]),
+      ).toEqual([
+        ['GET', '/api/v3/store/order/1', undefined, undefined],
+        ['GET', '/api/v3/pet/1', undefined, undefined],
+      ]);
+    },
+  );
 });

@@ -45,7 +45,8 @@ const WIRE: Record<BodyFormat, { contentType: string; rex: string; kitty1: strin
       '<?xml version="1.0" encoding="UTF-8"?><pet><id>9223372036854775807</id><category><id>3</id><name>Dogs</name></category><name>Rex</name>' +
       '<photoUrls><photoUrl>https://img.example/rex.png</photoUrl><photoUrl>b</photoUrl></photoUrls>' +
       '<tags><tag><id>7</id><name>good boy</name></tag><tag><id>8</id><name>x&amp;y</name></tag></tags><status>sold</status></pet>',
-    kitty1: '<?xml version="1.0" encoding="UTF-8"?><pet><id>1</id><name>Kitty</name><photoUrls></photoUrls><tags></tags><status>pending</status></pet>',
+    kitty1:
+      '<?xml version="1.0" encoding="UTF-8"?><pet><id>1</id><name>Kitty</name><photoUrls></photoUrls><tags></tags><status>pending</status></pet>',
     maxId: '<?xml version="1.0" encoding="UTF-8"?><pet><id>9223372036854775807</id>',
   },
   form: {
@@ -85,17 +86,27 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
       await stack.gql(ADD_PET, { input: { id: MAX_INT64, name: 'Max' } }, ALL_CREDENTIALS);
       const [added] = stack.upstream();
 
-      const result = await stack.gql('query ($id: ID!) { pet(id: $id) { id name } }', { id: MAX_INT64 }, ALL_CREDENTIALS);
+      const result = await stack.gql(
+        'query ($id: ID!) { pet(id: $id) { id name } }',
+        { id: MAX_INT64 },
+        ALL_CREDENTIALS,
+      );
 
       expect(result.data).toEqual({ pet: { id: MAX_INT64, name: 'Max' } });
       expect(added?.body.startsWith(wire.maxId)).toBe(true);
-      expect(stack.upstream().map((request) => [request.method, request.path])).toEqual([['GET', `/api/v3/pet/${MAX_INT64}`]]);
+      expect(stack.upstream().map((request) => [request.method, request.path])).toEqual([
+        ['GET', `/api/v3/pet/${MAX_INT64}`],
+      ]);
     });
   });
 
   describe('updatePet', () => {
     it('replaces the pet as a whole: PUT /pet with the id argument in the exact body, the bearer token only', async () => {
-      const result = await stack.gql(UPDATE_PET, { id: '1', input: { name: 'Kitty', status: 'PENDING' } }, ALL_CREDENTIALS);
+      const result = await stack.gql(
+        UPDATE_PET,
+        { id: '1', input: { name: 'Kitty', status: 'PENDING' } },
+        ALL_CREDENTIALS,
+      );
 
       expect(result).toEqual({
         status: 200,
@@ -105,7 +116,11 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
     });
 
     it('accepts an input.id that names the same pet ("01" for 1) and sends the canonical id', async () => {
-      const result = await stack.gql(UPDATE_PET, { id: '1', input: { id: '01', name: 'Kitty', status: 'PENDING' } }, ALL_CREDENTIALS);
+      const result = await stack.gql(
+        UPDATE_PET,
+        { id: '1', input: { id: '01', name: 'Kitty', status: 'PENDING' } },
+        ALL_CREDENTIALS,
+      );
 
       expect(result.data).toEqual({ updatePet: expect.objectContaining({ id: '1', name: 'Kitty' }) });
       expect(stack.upstream().map(sent)).toEqual([bearerOnly('PUT', '/api/v3/pet', wire.contentType, wire.kitty1)]);
@@ -116,7 +131,11 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
 
       expect(result.data).toBeNull();
       expect(result.errors).toEqual([
-        expect.objectContaining({ message: 'input.id (2) differs from id (1)', path: ['updatePet'], extensions: { code: 'BAD_USER_INPUT' } }),
+        expect.objectContaining({
+          message: 'input.id (2) differs from id (1)',
+          path: ['updatePet'],
+          extensions: { code: 'BAD_USER_INPUT' },
+        }),
       ]);
       expect(stack.upstream()).toEqual([]);
     });
@@ -133,7 +152,14 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
         }),
       ]);
       expect(stack.upstream().map(summary)).toEqual([
-        { method: 'PUT', path: '/api/v3/pet', query: '', contentType: wire.contentType, authorization: `Bearer ${BEARER}`, apiKey: undefined },
+        {
+          method: 'PUT',
+          path: '/api/v3/pet',
+          query: '',
+          contentType: wire.contentType,
+          authorization: `Bearer ${BEARER}`,
+          apiKey: undefined,
+        },
       ]);
     });
   });
@@ -168,25 +194,50 @@ describe('with XML answers (petstoreAccept: xml)', () => {
   const stack = useStack({ petstoreAccept: 'xml' });
 
   it('asks for application/xml and returns the same pet, one-item photo and tag lists still lists', async () => {
-    const pet = { id: MAX_INT64, name: 'Solo', photoUrls: ['only.png'], category: { id: '1', name: 'Dogs' }, tags: [{ id: '5', name: 'lonely' }], status: 'AVAILABLE' };
+    const pet = {
+      id: MAX_INT64,
+      name: 'Solo',
+      photoUrls: ['only.png'],
+      category: { id: '1', name: 'Dogs' },
+      tags: [{ id: '5', name: 'lonely' }],
+      status: 'AVAILABLE',
+    };
 
     const result = await stack.gql(ADD_PET, { input: pet }, ALL_CREDENTIALS);
 
     expect(result).toEqual({ status: 200, data: { addPet: pet } });
     expect(stack.upstream().map((request) => ({ ...summary(request), accept: request.headers['accept'] }))).toEqual([
-      { method: 'POST', path: '/api/v3/pet', query: '', contentType: 'application/json', authorization: `Bearer ${BEARER}`, apiKey: undefined, accept: 'application/xml' },
+      {
+        method: 'POST',
+        path: '/api/v3/pet',
+        query: '',
+        contentType: 'application/json',
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        accept: 'application/xml',
+      },
     ]);
   });
 
   it('reads updatePetWithForm from an XML answer', async () => {
-    const result = await stack.gql('mutation { updatePetWithForm(id: 4, name: "Rover", status: PENDING) { id name photoUrls tags { name } status } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'mutation { updatePetWithForm(id: 4, name: "Rover", status: PENDING) { id name photoUrls tags { name } status } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({
-      updatePetWithForm: { id: '4', name: 'Rover', photoUrls: ['url1', 'url2'], tags: [{ name: 'tag1' }, { name: 'tag2' }], status: 'PENDING' },
+      updatePetWithForm: {
+        id: '4',
+        name: 'Rover',
+        photoUrls: ['url1', 'url2'],
+        tags: [{ name: 'tag1' }, { name: 'tag2' }],
+        status: 'PENDING',
+      },
     });
-    expect(stack.upstream().map((request) => [request.method, request.path, request.query, request.headers['accept']])).toEqual([
-      ['POST', '/api/v3/pet/4', 'name=Rover&status=pending', 'application/xml'],
-    ]);
+    expect(
+      stack.upstream().map((request) => [request.method, request.path, request.query, request.headers['accept']]),
+    ).toEqual([['POST', '/api/v3/pet/4', 'name=Rover&status=pending', 'application/xml']]);
   });
 });
 
@@ -194,22 +245,46 @@ describe('updatePetWithForm', () => {
   const stack = useStack();
 
   it('sends POST /pet/{id}?name=…&status=sold with no body and the bearer token only, and returns the changed pet', async () => {
-    const result = await stack.gql('mutation { updatePetWithForm(id: 1, name: "New Name", status: SOLD) { id name status } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'mutation { updatePetWithForm(id: 1, name: "New Name", status: SOLD) { id name status } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result).toEqual({ status: 200, data: { updatePetWithForm: { id: '1', name: 'New Name', status: 'SOLD' } } });
     expect(stack.upstream().map(sent)).toEqual([
-      { method: 'POST', path: '/api/v3/pet/1', query: 'name=New+Name&status=sold', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined, body: '' },
+      {
+        method: 'POST',
+        path: '/api/v3/pet/1',
+        query: 'name=New+Name&status=sold',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
   });
 
   it('sends no status parameter when only the name is given; the status stays, except on the reference server, which clears it', async () => {
-    const result = await stack.gql('mutation { updatePetWithForm(id: 2, name: "Felix") { id name status } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'mutation { updatePetWithForm(id: 2, name: "Felix") { id name status } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     // The reference server sets the status even when the parameter is absent, so pet 2 loses it.
     const status = UPSTREAM === 'reference' ? null : 'AVAILABLE';
     expect(result.data).toEqual({ updatePetWithForm: { id: '2', name: 'Felix', status } });
     expect(stack.upstream().map(sent)).toEqual([
-      { method: 'POST', path: '/api/v3/pet/2', query: 'name=Felix', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined, body: '' },
+      {
+        method: 'POST',
+        path: '/api/v3/pet/2',
+        query: 'name=Felix',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+        body: '',
+      },
     ]);
   });
 });
@@ -227,7 +302,15 @@ describe('pet mutations and the pet loader', () => {
     expect(result).toEqual({ status: 200, data: { addPet: { id: '77' }, placeOrder: { pet: { name: 'Neo' } } } });
     expect(stack.upstream().map(sent)).toEqual([
       bearerOnly('POST', '/api/v3/pet', 'application/json', '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}'),
-      { method: 'POST', path: '/api/v3/store/order', query: '', contentType: 'application/json', authorization: undefined, apiKey: undefined, body: '{"petId":77,"quantity":1}' },
+      {
+        method: 'POST',
+        path: '/api/v3/store/order',
+        query: '',
+        contentType: 'application/json',
+        authorization: undefined,
+        apiKey: undefined,
+        body: '{"petId":77,"quantity":1}',
+      },
     ]);
   });
 });
@@ -239,23 +322,42 @@ describe('pet mutations without credentials', () => {
     await stack.gql(ADD_PET, { input: { id: '77', name: 'Neo' } });
 
     expect(stack.upstream().map(sent)).toEqual([
-      { method: 'POST', path: '/api/v3/pet', query: '', contentType: 'application/json', authorization: undefined, apiKey: undefined, body: '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}' },
+      {
+        method: 'POST',
+        path: '/api/v3/pet',
+        query: '',
+        contentType: 'application/json',
+        authorization: undefined,
+        apiKey: undefined,
+        body: '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}',
+      },
     ]);
   });
 
   // The reference server checks no credential: there the pet is added.
-  it.runIf(ENFORCES_CREDENTIALS)('addPet is UNAUTHENTICATED when the upstream refuses it without a bearer token', async () => {
-    const result = await stack.gql(ADD_PET, { input: { id: '77', name: 'Neo' } });
+  it.runIf(ENFORCES_CREDENTIALS)(
+    'addPet is UNAUTHENTICATED when the upstream refuses it without a bearer token',
+    async () => {
+      const result = await stack.gql(ADD_PET, { input: { id: '77', name: 'Neo' } });
 
-    expect(result.data).toBeNull();
-    expect(result.errors).toEqual([
-      expect.objectContaining({
-        path: ['addPet'],
-        extensions: { code: 'UNAUTHENTICATED', upstream: { service: 'petstore', operation: 'addPet', status: 401 } },
-      }),
-    ]);
-    expect(stack.upstream().map(sent)).toEqual([
-      { method: 'POST', path: '/api/v3/pet', query: '', contentType: 'application/json', authorization: undefined, apiKey: undefined, body: '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}' },
-    ]);
-  });
+      expect(result.data).toBeNull();
+      expect(result.errors).toEqual([
+        expect.objectContaining({
+          path: ['addPet'],
+          extensions: { code: 'UNAUTHENTICATED', upstream: { service: 'petstore', operation: 'addPet', status: 401 } },
+        }),
+      ]);
+      expect(stack.upstream().map(sent)).toEqual([
+        {
+          method: 'POST',
+          path: '/api/v3/pet',
+          query: '',
+          contentType: 'application/json',
+          authorization: undefined,
+          apiKey: undefined,
+          body: '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}',
+        },
+      ]);
+    },
+  );
 });

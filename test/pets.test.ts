@@ -11,7 +11,11 @@ const stack = useStack();
 
 describe('pet(id)', () => {
   it('returns the pet with its category, tags and status', async () => {
-    const result = await stack.gql('{ pet(id: 1) { id name photoUrls status category { id name } tags { id name } } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      '{ pet(id: 1) { id name photoUrls status category { id name } tags { id name } } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
@@ -33,7 +37,14 @@ describe('pet(id)', () => {
     await stack.gql('{ pet(id: 1) { id } }', {}, ALL_CREDENTIALS);
 
     expect(stack.upstream().map(summary)).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      },
     ]);
   });
 
@@ -42,7 +53,14 @@ describe('pet(id)', () => {
 
     expect(result.data).toEqual({ pet: { name: 'Cat 2' } });
     expect(stack.upstream().map(summary)).toEqual([
-      { method: 'GET', path: '/api/v3/pet/2', query: '', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/2',
+        query: '',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+      },
     ]);
   });
 
@@ -53,14 +71,17 @@ describe('pet(id)', () => {
     expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/404404']);
   });
 
-  it.each([['abc'], ['1.5'], ['9223372036854775808'], ['-9223372036854775809'], ['1/../2'], ['']])('rejects the id %j with BAD_USER_INPUT before any upstream call', async (id) => {
-    const result = await stack.gql('query ($id: ID!) { pet(id: $id) { id } }', { id }, ALL_CREDENTIALS);
+  it.each([['abc'], ['1.5'], ['9223372036854775808'], ['-9223372036854775809'], ['1/../2'], ['']])(
+    'rejects the id %j with BAD_USER_INPUT before any upstream call',
+    async (id) => {
+      const result = await stack.gql('query ($id: ID!) { pet(id: $id) { id } }', { id }, ALL_CREDENTIALS);
 
-    expect(result.data).toEqual({ pet: null });
-    expect(result.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
-    expect(result.errors?.[0]?.path).toEqual(['pet']);
-    expect(stack.upstream()).toEqual([]);
-  });
+      expect(result.data).toEqual({ pet: null });
+      expect(result.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+      expect(result.errors?.[0]?.path).toEqual(['pet']);
+      expect(stack.upstream()).toEqual([]);
+    },
+  );
 
   it('reads the largest int64 id exactly, in the path and in the answer', async () => {
     const id = '9223372036854775807';
@@ -79,15 +100,32 @@ describe('pets(ids)', () => {
     const result = await stack.gql('{ pets(ids: [1, 2, 1, 2, 3]) { id } }', {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pets: ['1', '2', '1', '2', '3'].map((id) => ({ id })) });
-    expect(stack.upstream().map(summary).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
-      ['1', '2', '3'].map((id) => ({ method: 'GET', path: `/api/v3/pet/${id}`, query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY })),
+    expect(
+      stack
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    ).toEqual(
+      ['1', '2', '3'].map((id) => ({
+        method: 'GET',
+        path: `/api/v3/pet/${id}`,
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      })),
     );
   });
 
   it('forwards the bearer token to each lookup when the caller has no api_key', async () => {
     await stack.gql('{ pets(ids: [1, 2]) { id } }', {}, { authorization: `Bearer ${BEARER}` });
 
-    expect(stack.upstream().map((request) => [request.path, request.headers['authorization'], request.headers['api_key']]).sort()).toEqual([
+    expect(
+      stack
+        .upstream()
+        .map((request) => [request.path, request.headers['authorization'], request.headers['api_key']])
+        .sort(),
+    ).toEqual([
       ['/api/v3/pet/1', `Bearer ${BEARER}`, undefined],
       ['/api/v3/pet/2', `Bearer ${BEARER}`, undefined],
     ]);
@@ -98,16 +136,42 @@ describe('pets(ids)', () => {
 
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
-      pets: [{ id: '1', name: 'Cat 1' }, { id: '2', name: 'Cat 2' }, { id: '1', name: 'Cat 1' }, null, { id: '2', name: 'Cat 2' }, { id: '3', name: 'Cat 3' }],
+      pets: [
+        { id: '1', name: 'Cat 1' },
+        { id: '2', name: 'Cat 2' },
+        { id: '1', name: 'Cat 1' },
+        null,
+        { id: '2', name: 'Cat 2' },
+        { id: '3', name: 'Cat 3' },
+      ],
     });
-    expect(stack.upstream().map((request) => request.path).sort()).toEqual(['/api/v3/pet/1', '/api/v3/pet/2', '/api/v3/pet/3', '/api/v3/pet/404']);
+    expect(
+      stack
+        .upstream()
+        .map((request) => request.path)
+        .sort(),
+    ).toEqual(['/api/v3/pet/1', '/api/v3/pet/2', '/api/v3/pet/3', '/api/v3/pet/404']);
   });
 
   it('shares lookups between aliases and between spellings of one id', async () => {
-    const result = await stack.gql('{ a: pet(id: 1) { name } b: pet(id: "1") { id } c: pets(ids: ["01", 2]) { id } d: pet(id: 2) { name } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      '{ a: pet(id: 1) { name } b: pet(id: "1") { id } c: pets(ids: ["01", 2]) { id } d: pet(id: 2) { name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
-    expect(result.data).toEqual({ a: { name: 'Cat 1' }, b: { id: '1' }, c: [{ id: '1' }, { id: '2' }], d: { name: 'Cat 2' } });
-    expect(stack.upstream().map((request) => request.path).sort()).toEqual(['/api/v3/pet/1', '/api/v3/pet/2']);
+    expect(result.data).toEqual({
+      a: { name: 'Cat 1' },
+      b: { id: '1' },
+      c: [{ id: '1' }, { id: '2' }],
+      d: { name: 'Cat 2' },
+    });
+    expect(
+      stack
+        .upstream()
+        .map((request) => request.path)
+        .sort(),
+    ).toEqual(['/api/v3/pet/1', '/api/v3/pet/2']);
   });
 
   // Needs an upstream that refuses a lookup without a credential; the reference server answers them all.
@@ -125,7 +189,11 @@ describe('pets(ids)', () => {
 
 describe('petsByStatus', () => {
   it('calls findByStatus once per status, with the bearer token only, and merges the pets', async () => {
-    const result = await stack.gql('{ petsByStatus(status: [PENDING, SOLD, PENDING]) { id name status } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      '{ petsByStatus(status: [PENDING, SOLD, PENDING]) { id name status } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({
       petsByStatus: [
@@ -134,9 +202,28 @@ describe('petsByStatus', () => {
         { id: '5', name: 'Dog 2', status: 'SOLD' },
       ],
     });
-    expect(stack.upstream().map(summary).sort((a, b) => a.query.localeCompare(b.query))).toEqual([
-      { method: 'GET', path: '/api/v3/pet/findByStatus', query: 'status=pending', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/pet/findByStatus', query: 'status=sold', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },
+    expect(
+      stack
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.query.localeCompare(b.query)),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/api/v3/pet/findByStatus',
+        query: 'status=pending',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/findByStatus',
+        query: 'status=sold',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+      },
     ]);
   });
 
@@ -157,9 +244,28 @@ describe('petsByTags', () => {
     expect(result.data?.['petsByTags']).toEqual(
       ['1', '4', '7', '2', '5', '8'].map((id): unknown => expect.objectContaining({ id })),
     );
-    expect(stack.upstream().map(summary).sort((a, b) => a.query.localeCompare(b.query))).toEqual([
-      { method: 'GET', path: '/api/v3/pet/findByTags', query: 'tags=tag1', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/pet/findByTags', query: 'tags=tag2', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },
+    expect(
+      stack
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.query.localeCompare(b.query)),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/api/v3/pet/findByTags',
+        query: 'tags=tag1',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/findByTags',
+        query: 'tags=tag2',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+      },
     ]);
   });
 

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { ALL_CREDENTIALS, API_KEY, BEARER, received, useStack } from './helpers/stack.js';
 import { UPSTREAM } from './helpers/upstream.js';
 
-
 const MAX_INT64 = '9223372036854775807';
 const CREATE_PLANT = 'mutation ($input: NewPlantInput!) { createPlant(input: $input) { name tag } }';
 
@@ -15,7 +14,11 @@ const stack = useStack();
 
 describe('createPlant', () => {
   it('returns the created plant', async () => {
-    const result = await stack.gql(CREATE_PLANT, { input: { id: MAX_INT64, name: 'Monstera', tag: 'indoor' } }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      CREATE_PLANT,
+      { input: { id: MAX_INT64, name: 'Monstera', tag: 'indoor' } },
+      ALL_CREDENTIALS,
+    );
 
     expect(result).toEqual({ status: 200, data: { createPlant: { name: 'Monstera', tag: 'indoor' } } });
   });
@@ -40,7 +43,9 @@ describe('createPlant', () => {
     const result = await stack.gql(CREATE_PLANT, { input: { id: '7', name: 'Fern' } }, ALL_CREDENTIALS);
 
     expect(result).toEqual({ status: 200, data: { createPlant: { name: 'Fern', tag: null } } });
-    expect(received(stack).map((request) => [request.method, request.path, request.body])).toEqual([['POST', '/plants', '{"id":7,"name":"Fern"}']]);
+    expect(received(stack).map((request) => [request.method, request.path, request.body])).toEqual([
+      ['POST', '/plants', '{"id":7,"name":"Fern"}'],
+    ]);
   });
 
   it("is BAD_USER_INPUT with the plant area's message and error record when it rejects the plant", async () => {
@@ -55,9 +60,9 @@ describe('createPlant', () => {
       code: 'BAD_USER_INPUT',
       upstream: { service: 'plants', operation: 'createPlant', status: 400, error: 400 },
     });
-    expect(received(stack).map((request) => [request.method, request.path, request.authorization, request.body])).toEqual([
-      ['POST', '/plants', `Bearer ${BEARER}`, '{"id":8,"name":""}'],
-    ]);
+    expect(
+      received(stack).map((request) => [request.method, request.path, request.authorization, request.body]),
+    ).toEqual([['POST', '/plants', `Bearer ${BEARER}`, '{"id":8,"name":""}']]);
   });
 
   it('is UNAUTHENTICATED without a bearer token, and does not send the api_key instead', async () => {
@@ -71,18 +76,36 @@ describe('createPlant', () => {
     // emulator's 401 is the pet store's `{code, message}`, which has none.
     expect(result.errors?.[0]?.extensions).toEqual({
       code: 'UNAUTHENTICATED',
-      upstream: { service: 'plants', operation: 'createPlant', status: 401, ...(UPSTREAM === 'reference' ? { error: 401 } : {}) },
+      upstream: {
+        service: 'plants',
+        operation: 'createPlant',
+        status: 401,
+        ...(UPSTREAM === 'reference' ? { error: 401 } : {}),
+      },
     });
     expect(received(stack)).toEqual([
-      { method: 'POST', path: '/plants', query: '', contentType: 'application/json', authorization: undefined, apiKey: undefined, body: '{"id":9,"name":"Cactus"}' },
+      {
+        method: 'POST',
+        path: '/plants',
+        query: '',
+        contentType: 'application/json',
+        authorization: undefined,
+        apiKey: undefined,
+        body: '{"id":9,"name":"Cactus"}',
+      },
     ]);
   });
 
-  it.each([['abc'], ['1.5'], ['9223372036854775808']])('rejects the id %j with BAD_USER_INPUT before any upstream call', async (id) => {
-    const result = await stack.gql(CREATE_PLANT, { input: { id, name: 'Fern' } }, ALL_CREDENTIALS);
+  it.each([['abc'], ['1.5'], ['9223372036854775808']])(
+    'rejects the id %j with BAD_USER_INPUT before any upstream call',
+    async (id) => {
+      const result = await stack.gql(CREATE_PLANT, { input: { id, name: 'Fern' } }, ALL_CREDENTIALS);
 
-    expect(result.data).toBeNull();
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['createPlant'], 'BAD_USER_INPUT']]);
-    expect(stack.upstream()).toEqual([]);
-  });
+      expect(result.data).toBeNull();
+      expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([
+        [['createPlant'], 'BAD_USER_INPUT'],
+      ]);
+      expect(stack.upstream()).toEqual([]);
+    },
+  );
 });

@@ -30,7 +30,9 @@ beforeAll(async () => {
   emulator = await startEmulator();
   for (const format of FORMATS) {
     // Prism serves the documents' paths without their servers' base paths.
-    const gateway = createGateway(testConfig({ petstoreUrl: mocks.petstore.url, plantsUrl: mocks.plants.url, petstoreBodyFormat: format }));
+    const gateway = createGateway(
+      testConfig({ petstoreUrl: mocks.petstore.url, plantsUrl: mocks.plants.url, petstoreBodyFormat: format }),
+    );
     const { server, url } = await listen(gateway.handler);
     gateways.set(format, { gateway, server, url: `${url}/graphql` });
   }
@@ -52,7 +54,11 @@ function gatewayUrl(format: BodyFormat = 'json'): string {
 }
 
 /** Runs one GraphQL operation with every credential, through the gateway sending `format` bodies. */
-function run(query: string, variables: Record<string, unknown> = {}, format: BodyFormat = 'json'): Promise<GraphQLResponse> {
+function run(
+  query: string,
+  variables: Record<string, unknown> = {},
+  format: BodyFormat = 'json',
+): Promise<GraphQLResponse> {
   return postGraphQL(gatewayUrl(format), query, variables, ALL_CREDENTIALS);
 }
 
@@ -85,7 +91,14 @@ const PET_INPUT = {
   ],
   status: 'SOLD',
 };
-const ORDER_INPUT = { id: '7', petId: '1', quantity: 2, shipDate: '2025-03-20T11:00:00.000Z', status: 'placed', complete: false };
+const ORDER_INPUT = {
+  id: '7',
+  petId: '1',
+  quantity: 2,
+  shipDate: '2025-03-20T11:00:00.000Z',
+  status: 'placed',
+  complete: false,
+};
 const USER_INPUT = {
   id: '1',
   username: 'user1',
@@ -110,7 +123,9 @@ describe('queries', () => {
     const result = await run('query ($ids: [ID!]!) { pets(ids: $ids) { id } }', { ids: ['1', '2'] });
 
     expect(result.errors).toBeUndefined();
-    expect(calls(mocks.petstore).sort((a, b) => a.call.localeCompare(b.call))).toEqual(accepted('GET /pet/1', 'GET /pet/2'));
+    expect(calls(mocks.petstore).sort((a, b) => a.call.localeCompare(b.call))).toEqual(
+      accepted('GET /pet/1', 'GET /pet/2'),
+    );
   });
 
   it('petsByStatus: GET /pet/findByStatus once per status', async () => {
@@ -165,17 +180,27 @@ describe('mutations without a body', () => {
     const result = await run('mutation { deletePet(id: 1) deleteOrder(id: 2) deleteUser(username: "user1") }');
 
     expect(result).toEqual({ status: 200, data: { deletePet: true, deleteOrder: true, deleteUser: true } });
-    expect(calls(mocks.petstore).sort((a, b) => a.call.localeCompare(b.call))).toEqual(accepted('DELETE /pet/1', 'DELETE /store/order/2', 'DELETE /user/user1'));
+    expect(calls(mocks.petstore).sort((a, b) => a.call.localeCompare(b.call))).toEqual(
+      accepted('DELETE /pet/1', 'DELETE /store/order/2', 'DELETE /user/user1'),
+    );
   });
 
   it('uploadPetImage: POST /pet/{petId}/uploadImage with the file as application/octet-stream', async () => {
-    const query = 'mutation ($petId: ID!, $file: File!, $additionalMetadata: String) { uploadPetImage(petId: $petId, file: $file, additionalMetadata: $additionalMetadata) { code type message } }';
-    const body = multipartBody(uploadParts({ query, variables: { petId: '1', additionalMetadata: 'front' } }, { filename: 'photo.png', contentType: 'image/png', content: Buffer.alloc(1024, 7) }));
+    const query =
+      'mutation ($petId: ID!, $file: File!, $additionalMetadata: String) { uploadPetImage(petId: $petId, file: $file, additionalMetadata: $additionalMetadata) { code type message } }';
+    const body = multipartBody(
+      uploadParts(
+        { query, variables: { petId: '1', additionalMetadata: 'front' } },
+        { filename: 'photo.png', contentType: 'image/png', content: Buffer.alloc(1024, 7) },
+      ),
+    );
 
     const result = await postMultipart(gatewayUrl(), body, { headers: ALL_CREDENTIALS });
 
     expect(result.errors).toBeUndefined();
-    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: front; File uploaded, 1024 bytes' } });
+    expect(result.data).toEqual({
+      uploadPetImage: { code: 200, type: 'unknown', message: 'additionalMetadata: front; File uploaded, 1024 bytes' },
+    });
     const [upload] = mocks.petstore.exchanges;
     expect(calls(mocks.petstore)).toEqual(accepted('POST /pet/1/uploadImage'));
     expect(upload?.headers['content-type']).toBe('application/octet-stream');
@@ -205,11 +230,36 @@ describe('mutations without a body', () => {
 
 /** The J/X/F operations: one GraphQL operation each, with the call it makes. */
 const BODY_OPERATIONS = [
-  { name: 'addPet', call: 'POST /pet', query: `mutation ($input: PetInput!) { addPet(input: $input) { ${PET_FIELDS} } }`, variables: { input: PET_INPUT } },
-  { name: 'updatePet', call: 'PUT /pet', query: `mutation ($input: PetInput!) { updatePet(id: 1, input: $input) { ${PET_FIELDS} } }`, variables: { input: PET_INPUT } },
-  { name: 'placeOrder', call: 'POST /store/order', query: `mutation ($input: OrderInput!) { placeOrder(input: $input) { ${ORDER_FIELDS} } }`, variables: { input: ORDER_INPUT } },
-  { name: 'createUser', call: 'POST /user', query: `mutation ($input: UserInput!) { createUser(input: $input) { ${USER_FIELDS} } }`, variables: { input: USER_INPUT } },
-  { name: 'updateUser', call: 'PUT /user/user1', query: `mutation ($input: UserInput!) { updateUser(username: "user1", input: $input) { ${USER_FIELDS} } }`, variables: { input: USER_INPUT } },
+  {
+    name: 'addPet',
+    call: 'POST /pet',
+    query: `mutation ($input: PetInput!) { addPet(input: $input) { ${PET_FIELDS} } }`,
+    variables: { input: PET_INPUT },
+  },
+  {
+    name: 'updatePet',
+    call: 'PUT /pet',
+    query: `mutation ($input: PetInput!) { updatePet(id: 1, input: $input) { ${PET_FIELDS} } }`,
+    variables: { input: PET_INPUT },
+  },
+  {
+    name: 'placeOrder',
+    call: 'POST /store/order',
+    query: `mutation ($input: OrderInput!) { placeOrder(input: $input) { ${ORDER_FIELDS} } }`,
+    variables: { input: ORDER_INPUT },
+  },
+  {
+    name: 'createUser',
+    call: 'POST /user',
+    query: `mutation ($input: UserInput!) { createUser(input: $input) { ${USER_FIELDS} } }`,
+    variables: { input: USER_INPUT },
+  },
+  {
+    name: 'updateUser',
+    call: 'PUT /user/user1',
+    query: `mutation ($input: UserInput!) { updateUser(username: "user1", input: $input) { ${USER_FIELDS} } }`,
+    variables: { input: USER_INPUT },
+  },
 ] as const;
 
 /**
@@ -225,7 +275,11 @@ async function emulatorStatus(exchange: Exchange | undefined): Promise<{ status:
     if (typeof value === 'string') headers[name] = value;
   }
   emulator.reset();
-  const response = await fetch(`${emulator.petstoreUrl}${exchange.url}`, { method: exchange.method, headers, body: new Uint8Array(exchange.body) });
+  const response = await fetch(`${emulator.petstoreUrl}${exchange.url}`, {
+    method: exchange.method,
+    headers,
+    body: new Uint8Array(exchange.body),
+  });
   return { status: response.status, body: await response.text() };
 }
 
@@ -238,8 +292,12 @@ describe.each(FORMATS)('mutations with a %s body', (format) => {
       // Prism 5 does not parse XML request bodies: it validates the raw text against the object
       // schema and always finds "Request body must be object" (then, with --errors, answers 400).
       // That is the only thing it may find; the body itself is validated by the emulator below.
-      expect(calls(mocks.petstore)).toEqual([{ call, status: 400, violations: ['request.body: Request body must be object'] }]);
-      expect(result.errors?.map((error) => error.extensions?.['upstream'])).toEqual([expect.objectContaining({ status: 400 })]);
+      expect(calls(mocks.petstore)).toEqual([
+        { call, status: 400, violations: ['request.body: Request body must be object'] },
+      ]);
+      expect(result.errors?.map((error) => error.extensions?.['upstream'])).toEqual([
+        expect.objectContaining({ status: 400 }),
+      ]);
     } else {
       // In a form body Prism reads `category[id]` (deepObject) but not the indexed keys of lists
       // (`photoUrls[0]`, `tags[0][id]`), which OpenAPI has no style for: it ignores them as
@@ -247,7 +305,9 @@ describe.each(FORMATS)('mutations with a %s body', (format) => {
       expect(result.errors).toBeUndefined();
       expect(calls(mocks.petstore)).toEqual(accepted(call));
     }
-    expect(sent?.headers['content-type']).toBe({ json: 'application/json', xml: 'application/xml', form: 'application/x-www-form-urlencoded' }[format]);
+    expect(sent?.headers['content-type']).toBe(
+      { json: 'application/json', xml: 'application/xml', form: 'application/x-www-form-urlencoded' }[format],
+    );
     expect(await emulatorStatus(sent)).toMatchObject({ status: 200 });
   });
 });

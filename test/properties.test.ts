@@ -25,7 +25,17 @@ import {
 import { describe, expect, it } from 'vitest';
 import { decodeBody as readRequestBody } from '../src/emulator/wire.js';
 import { createSchema } from '../src/schema.js';
-import { DecodeError, decodeJson, decodeXml, encodeForm, encodeJson, encodeXml, normalize, type Payload, type Shape } from '../src/upstream/codec.js';
+import {
+  DecodeError,
+  decodeJson,
+  decodeXml,
+  encodeForm,
+  encodeJson,
+  encodeXml,
+  normalize,
+  type Payload,
+  type Shape,
+} from '../src/upstream/codec.js';
 import { NewPlantShape, NewUserShape, OrderShape, PetListShape, PetShape } from '../src/upstream/payloads.js';
 import { ALL_CREDENTIALS, useStack } from './helpers/stack.js';
 
@@ -34,17 +44,28 @@ type Format = 'json' | 'xml' | 'form';
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** Text as it can travel in each format: any Unicode in JSON; in XML and forms, the characters XML 1.0 allows (no other control characters, and no CR, which XML turns into LF). */
+/**
+ * Text as it can travel in each format: any Unicode in JSON; in XML and forms, the characters XML 1.0 allows (no other
+ * control characters, and no CR, which XML turns into LF).
+ */
 function text(format: Format): fc.Arbitrary<string> {
   if (format === 'json') return fc.string({ unit: 'binary', maxLength: 12 });
-  return fc.string({ unit: fc.oneof(fc.constantFrom('\t', '\n', ' ', '&', '<', '>', '"', "'", '[', ']', '=', '%', '+'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 })), maxLength: 12 });
+  return fc.string({
+    unit: fc.oneof(
+      fc.constantFrom('\t', '\n', ' ', '&', '<', '>', '"', "'", '[', ']', '=', '%', '+'),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+    ),
+    maxLength: 12,
+  });
 }
 
 /** Random values of a payload shape. */
 function valueOf(shape: Shape, format: Format): fc.Arbitrary<unknown> {
   switch (shape.kind) {
     case 'int64':
-      return fc.oneof(fc.constantFrom(INT64_MIN, INT64_MAX, 0n, 2n ** 53n + 1n), fc.bigInt({ min: INT64_MIN, max: INT64_MAX })).map(String);
+      return fc
+        .oneof(fc.constantFrom(INT64_MIN, INT64_MAX, 0n, 2n ** 53n + 1n), fc.bigInt({ min: INT64_MIN, max: INT64_MAX }))
+        .map(String);
     case 'int32':
       return fc.integer();
     case 'string':
@@ -52,7 +73,9 @@ function valueOf(shape: Shape, format: Format): fc.Arbitrary<unknown> {
     case 'boolean':
       return fc.boolean();
     case 'datetime':
-      return fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((date) => date.toISOString());
+      return fc
+        .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+        .map((date) => date.toISOString());
     case 'object':
       return fc.record(
         Object.fromEntries(Object.entries(shape.fields).map(([name, field]) => [name, valueOf(field, format)])),
@@ -69,7 +92,8 @@ function valueOf(shape: Shape, format: Format): fc.Arbitrary<unknown> {
  * `key=value` pair per scalar: an empty list or object, or one holding only such, writes nothing.
  */
 function written(shape: Shape, value: unknown, format: 'xml' | 'form'): boolean {
-  if (shape.kind === 'list') return (value as unknown[]).some((item) => format === 'xml' || written(shape.of, item, format));
+  if (shape.kind === 'list')
+    return (value as unknown[]).some((item) => format === 'xml' || written(shape.of, item, format));
   if (shape.kind !== 'object') return true;
   return Object.entries(shape.fields).some(([name, field]) => {
     const item = (value as Record<string, unknown>)[name];
@@ -97,7 +121,10 @@ function readBack(shape: Shape, value: unknown, format: Format): unknown {
       return result;
     }
     case 'list': {
-      const items = format === 'form' ? (value as unknown[]).filter((item) => written(shape.of, item, format)) : (value as unknown[]);
+      const items =
+        format === 'form'
+          ? (value as unknown[]).filter((item) => written(shape.of, item, format))
+          : (value as unknown[]);
       return items.map((item) => readBack(shape.of, item, format));
     }
     default:
@@ -111,10 +138,18 @@ function roundTrip(shape: ObjectShape, value: unknown, format: Format): unknown 
   const payload = value as Payload<ObjectShape>;
   if (format === 'json') return normalize(shape, decodeJson(encodeJson(shape, payload)));
   if (format === 'xml') return normalize(shape, decodeXml(encodeXml(shape, payload)));
-  return normalize(shape, readRequestBody(Buffer.from(encodeForm(shape, payload)), 'application/x-www-form-urlencoded', ['form']));
+  return normalize(
+    shape,
+    readRequestBody(Buffer.from(encodeForm(shape, payload)), 'application/x-www-form-urlencoded', ['form']),
+  );
 }
 
-const PAYLOADS: Record<string, ObjectShape> = { Pet: PetShape, Order: OrderShape, User: NewUserShape, Plant: NewPlantShape };
+const PAYLOADS: Record<string, ObjectShape> = {
+  Pet: PetShape,
+  Order: OrderShape,
+  User: NewUserShape,
+  Plant: NewPlantShape,
+};
 
 describe('codec round trips', () => {
   describe.each(['json', 'xml', 'form'] as const)('%s', (format) => {
@@ -145,7 +180,9 @@ describe('codec round trips', () => {
   it('reads a list of pets back in JSON', () => {
     fc.assert(
       fc.property(valueOf(PetListShape, 'json'), (pets) => {
-        expect(normalize(PetListShape, decodeJson(encodeJson(PetListShape, pets as Payload<typeof PetListShape>)))).toEqual(readBack(PetListShape, pets, 'json'));
+        expect(
+          normalize(PetListShape, decodeJson(encodeJson(PetListShape, pets as Payload<typeof PetListShape>))),
+        ).toEqual(readBack(PetListShape, pets, 'json'));
       }),
       { numRuns: 100 },
     );
@@ -163,10 +200,17 @@ describe('decoders given anything', () => {
 
   it('decodeJson and decodeXml either read a text or fail with a DecodeError', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.json(), fc.constantFrom('<a><b>1</b></a>', '<?xml version="1.0"?>', '<a>', '{"id": 99999999999999999999}')), (input) => {
-        onlyDecodeErrors(() => decodeJson(input));
-        onlyDecodeErrors(() => decodeXml(input));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary' }),
+          fc.json(),
+          fc.constantFrom('<a><b>1</b></a>', '<?xml version="1.0"?>', '<a>', '{"id": 99999999999999999999}'),
+        ),
+        (input) => {
+          onlyDecodeErrors(() => decodeJson(input));
+          onlyDecodeErrors(() => decodeXml(input));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -186,17 +230,28 @@ describe('random GraphQL documents through the gateway', () => {
   const stack = useStack();
   const schema = createSchema();
 
-  /** A GraphQL literal of an input type: sometimes valid, sometimes not (bad ids, unknown enum values, overflowing Ints). */
+  /**
+   * A GraphQL literal of an input type: sometimes valid, sometimes not (bad ids, unknown enum values, overflowing
+   * Ints).
+   */
   function literal(type: GraphQLInputType, depth = 0): fc.Arbitrary<string> {
     if (isNonNullType(type)) return literal(type.ofType, depth);
-    if (isListType(type)) return fc.array(literal(type.ofType, depth + 1), { maxLength: 4 }).map((items) => `[${items.join(', ')}]`);
+    if (isListType(type))
+      return fc.array(literal(type.ofType, depth + 1), { maxLength: 4 }).map((items) => `[${items.join(', ')}]`);
     if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((value) => value.name), 'ADOPTED');
     if (isInputObjectType(type)) {
       const fields = Object.values(type.getFields());
       if (depth > 2) return fc.constant('{}');
       return fc
-        .tuple(...fields.map((field) => fc.option(literal(field.type, depth + 1), { nil: undefined, freq: isNonNullType(field.type) ? 10 : 2 })))
-        .map((values) => `{ ${fields.flatMap((field, index) => (values[index] === undefined ? [] : [`${field.name}: ${values[index]}`])).join(', ')} }`);
+        .tuple(
+          ...fields.map((field) =>
+            fc.option(literal(field.type, depth + 1), { nil: undefined, freq: isNonNullType(field.type) ? 10 : 2 }),
+          ),
+        )
+        .map(
+          (values) =>
+            `{ ${fields.flatMap((field, index) => (values[index] === undefined ? [] : [`${field.name}: ${values[index]}`])).join(', ')} }`,
+        );
     }
     switch (type.name) {
       case 'ID':
@@ -211,9 +266,22 @@ describe('random GraphQL documents through the gateway', () => {
       case 'Boolean':
         return fc.boolean().map(String);
       case 'DateTime':
-        return fc.oneof(fc.date({ noInvalidDate: true, min: new Date(0), max: new Date('2100-01-01') }).map((date) => `"${date.toISOString()}"`), fc.string({ maxLength: 10 }).map((value) => JSON.stringify(value)));
+        return fc.oneof(
+          fc
+            .date({ noInvalidDate: true, min: new Date(0), max: new Date('2100-01-01') })
+            .map((date) => `"${date.toISOString()}"`),
+          fc.string({ maxLength: 10 }).map((value) => JSON.stringify(value)),
+        );
       case '_Any':
-        return fc.oneof(fc.constantFrom('{ __typename: "Pet", id: "1" }', '{ __typename: "Order", id: 2 }', '{ __typename: "User", username: "user1" }', '{ __typename: "Nope" }', '"x"'));
+        return fc.oneof(
+          fc.constantFrom(
+            '{ __typename: "Pet", id: "1" }',
+            '{ __typename: "Order", id: 2 }',
+            '{ __typename: "User", username: "user1" }',
+            '{ __typename: "Nope" }',
+            '"x"',
+          ),
+        );
       default:
         // String, File and anything else: a string literal.
         return fc.string({ maxLength: 10 }).map((value) => JSON.stringify(value));
@@ -224,9 +292,15 @@ describe('random GraphQL documents through the gateway', () => {
   function argumentsOf(field: GraphQLField<unknown, unknown>): fc.Arbitrary<string> {
     if (field.args.length === 0) return fc.constant('');
     return fc
-      .tuple(...field.args.map((arg) => fc.option(literal(arg.type), { nil: undefined, freq: isNonNullType(arg.type) ? 20 : 2 })))
+      .tuple(
+        ...field.args.map((arg) =>
+          fc.option(literal(arg.type), { nil: undefined, freq: isNonNullType(arg.type) ? 20 : 2 }),
+        ),
+      )
       .map((values) => {
-        const given = field.args.flatMap((arg, index) => (values[index] === undefined ? [] : [`${arg.name}: ${values[index]}`]));
+        const given = field.args.flatMap((arg, index) =>
+          values[index] === undefined ? [] : [`${arg.name}: ${values[index]}`],
+        );
         return given.length === 0 ? '' : `(${given.join(', ')})`;
       });
   }
@@ -235,7 +309,14 @@ describe('random GraphQL documents through the gateway', () => {
   function selectionOf(type: GraphQLNamedType, depth: number): fc.Arbitrary<string> {
     if (isLeafType(type)) return fc.constant('');
     if (isUnionType(type)) {
-      return fc.subarray([...type.getTypes()], { minLength: 1 }).chain((members) => fc.tuple(...members.map((member) => selectionOf(member, depth + 1).map((inner) => `... on ${member.name} ${inner}`)))).map((parts) => `{ __typename ${parts.join(' ')} }`);
+      return fc
+        .subarray([...type.getTypes()], { minLength: 1 })
+        .chain((members) =>
+          fc.tuple(
+            ...members.map((member) => selectionOf(member, depth + 1).map((inner) => `... on ${member.name} ${inner}`)),
+          ),
+        )
+        .map((parts) => `{ __typename ${parts.join(' ')} }`);
     }
     if (!isObjectType(type) || depth > 3) return fc.constant('{ __typename }');
     return fieldsOf(type, depth).map((fields) => `{ ${fields.join(' ')} }`);
@@ -243,13 +324,17 @@ describe('random GraphQL documents through the gateway', () => {
 
   function fieldsOf(type: GraphQLObjectType, depth: number): fc.Arbitrary<string[]> {
     const fields = Object.values(type.getFields());
-    return fc.subarray(fields, { minLength: 1, maxLength: Math.min(4, fields.length) }).chain((chosen) =>
-      fc.tuple(
-        ...chosen.map((field, index) =>
-          fc.tuple(argumentsOf(field), selectionOf(getNamedType(field.type), depth + 1)).map(([args, selection]) => `f${index}: ${field.name}${args} ${selection}`),
+    return fc
+      .subarray(fields, { minLength: 1, maxLength: Math.min(4, fields.length) })
+      .chain((chosen) =>
+        fc.tuple(
+          ...chosen.map((field, index) =>
+            fc
+              .tuple(argumentsOf(field), selectionOf(getNamedType(field.type), depth + 1))
+              .map(([args, selection]) => `f${index}: ${field.name}${args} ${selection}`),
+          ),
         ),
-      ),
-    );
+      );
   }
 
   const queryType = schema.getQueryType();
@@ -265,7 +350,11 @@ describe('random GraphQL documents through the gateway', () => {
       fc.asyncProperty(documents, async (document) => {
         const response = await fetch(stack.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/graphql-response+json',
+            ...ALL_CREDENTIALS,
+          },
           body: JSON.stringify({ query: document }),
         });
         const body = (await response.json()) as { data?: unknown; errors?: { extensions?: { code?: unknown } }[] };
@@ -280,6 +369,9 @@ describe('random GraphQL documents through the gateway', () => {
 
     // Random mutations may have deleted pet 1.
     stack.emulator.reset();
-    expect(await stack.gql('{ pet(id: 1) { id } }', {}, ALL_CREDENTIALS)).toEqual({ status: 200, data: { pet: { id: '1' } } });
+    expect(await stack.gql('{ pet(id: 1) { id } }', {}, ALL_CREDENTIALS)).toEqual({
+      status: 200,
+      data: { pet: { id: '1' } },
+    });
   });
 });

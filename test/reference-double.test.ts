@@ -39,7 +39,11 @@ function getWithoutAccept(path: string): Promise<{ status: number; contentType: 
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }),
+        resolve({
+          status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'],
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
       );
     });
     request.on('error', reject);
@@ -71,7 +75,8 @@ describe('reference pet store double: errors', () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       code: 400,
-      message: 'Input error: query parameter `status value `available,sold` is not in the allowable values `[available, pending, sold]`',
+      message:
+        'Input error: query parameter `status value `available,sold` is not in the allowable values `[available, pending, sold]`',
     });
   });
 
@@ -87,7 +92,10 @@ describe('reference pet store double: errors', () => {
     const xml = await api('/pet/abc', { headers: XML_ACCEPT });
 
     expect(json.status).toBe(400);
-    expect(await json.json()).toEqual({ code: 400, message: "Input error: couldn't convert `abc` to type `class java.lang.Long`" });
+    expect(await json.json()).toEqual({
+      code: 400,
+      message: "Input error: couldn't convert `abc` to type `class java.lang.Long`",
+    });
     expect(await xml.text()).toBe(
       "<ApiError><code>400</code><message>Input error: couldn't convert `abc` to type `class java.lang.Long`</message></ApiError>",
     );
@@ -100,7 +108,9 @@ describe('reference pet store double: errors', () => {
     const body: unknown = await response.json();
     expect(body).toEqual({
       code: 500,
-      message: expect.stringMatching(/^There was an error processing your request\. It has been logged \(ID: [0-9a-f]{16}\)$/),
+      message: expect.stringMatching(
+        /^There was an error processing your request\. It has been logged \(ID: [0-9a-f]{16}\)$/,
+      ),
     });
   });
 
@@ -110,7 +120,10 @@ describe('reference pet store double: errors', () => {
     const badBody = await api('/pet', { method: 'POST', headers: JSON_BODY, body: '{"id":' });
 
     expect([unknown.status, await unknown.json()]).toEqual([404, { code: 404, message: 'HTTP 404 Not Found' }]);
-    expect([wrongMethod.status, await wrongMethod.json()]).toEqual([405, { code: 405, message: 'HTTP 405 Method Not Allowed' }]);
+    expect([wrongMethod.status, await wrongMethod.json()]).toEqual([
+      405,
+      { code: 405, message: 'HTTP 405 Method Not Allowed' },
+    ]);
     expect([badBody.status, await badBody.json()]).toEqual([
       400,
       { code: 400, message: 'Input error: unable to convert input to io.swagger.petstore.model.Pet' },
@@ -138,7 +151,9 @@ describe('reference pet store double: pets', () => {
 
   it('writes a list as <ArrayList><item>, and JSON when xml is not the first Accept value', async () => {
     const xml = await api('/pet/findByStatus?status=sold', { headers: XML_ACCEPT });
-    const mixed = await api('/pet/findByStatus?status=sold', { headers: { accept: 'application/xml, application/json' } });
+    const mixed = await api('/pet/findByStatus?status=sold', {
+      headers: { accept: 'application/xml, application/json' },
+    });
 
     expect(await xml.text()).toMatch(/^<ArrayList><item><id>5<\/id>.*<\/item><\/ArrayList>$/);
     expect(mixed.headers.get('content-type')).toBe('application/json');
@@ -176,7 +191,10 @@ describe('reference pet store double: pets', () => {
       headers: { 'content-type': 'application/octet-stream', accept: 'application/json' },
     });
 
-    expect([multipart.status, await multipart.json()]).toEqual([415, { code: 415, message: 'HTTP 415 Unsupported Media Type' }]);
+    expect([multipart.status, await multipart.json()]).toEqual([
+      415,
+      { code: 415, message: 'HTTP 415 Unsupported Media Type' },
+    ]);
     expect([emptyUpload.status, await emptyUpload.text()]).toEqual([400, 'No file uploaded']);
   });
 
@@ -203,7 +221,9 @@ describe('reference pet store double: pets', () => {
     const available = await api('/pet/findByStatus?status=available', { headers: JSON_ACCEPT });
     const byTag = await api('/pet/findByTags?tags=tag1', { headers: JSON_ACCEPT });
 
-    expect(await updated.json()).toEqual(seededPetJson({ id: 1, category: [2, 'Cats'], name: 'Renamed', tags: ['tag1', 'tag2'] }));
+    expect(await updated.json()).toEqual(
+      seededPetJson({ id: 1, category: [2, 'Cats'], name: 'Renamed', tags: ['tag1', 'tag2'] }),
+    );
     expect(petIds(await available.text())).not.toContain('1');
     expect(petIds(await byTag.text())).toEqual(['4', '7', '1']);
   });
@@ -224,7 +244,9 @@ describe('reference pet store double: store and users', () => {
     const json = await api('/store/order/1', { headers: JSON_ACCEPT });
     const xml = await api('/store/order/1', { headers: XML_ACCEPT });
 
-    expect(await json.text()).toBe('{"id":1,"petId":1,"quantity":100,"shipDate":"2025-01-01T00:00:00.000+00:00","status":"placed","complete":true}');
+    expect(await json.text()).toBe(
+      '{"id":1,"petId":1,"quantity":100,"shipDate":"2025-01-01T00:00:00.000+00:00","status":"placed","complete":true}',
+    );
     expect(await xml.text()).toBe(
       '<Order><id>1</id><petId>1</petId><quantity>100</quantity><shipDate>1735689600000</shipDate><status>placed</status><complete>true</complete></Order>',
     );
@@ -241,7 +263,11 @@ describe('reference pet store double: store and users', () => {
       { id: 21, username: 'alice', userStatus: 1 },
       { id: 22, username: 'bob', userStatus: 2 },
     ];
-    const response = await api('/user/createWithList', { method: 'POST', headers: JSON_BODY, body: JSON.stringify(users) });
+    const response = await api('/user/createWithList', {
+      method: 'POST',
+      headers: JSON_BODY,
+      body: JSON.stringify(users),
+    });
     const empty = await api('/user/createWithList', { method: 'POST', headers: JSON_BODY, body: '[]' });
 
     expect(response.status).toBe(200);
@@ -280,7 +306,11 @@ describe('reference pet store double: store and users', () => {
 describe('reference pet store double: plants, recording and controls', () => {
   it('requires a bearer token on POST /plants and answers the Plant without id', async () => {
     const plant = JSON.stringify({ id: 7, name: 'Fern', tag: 'green' });
-    const anonymous = await fetch(`${double.plantsUrl}/plants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: plant });
+    const anonymous = await fetch(`${double.plantsUrl}/plants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: plant,
+    });
     const created = await fetch(`${double.plantsUrl}/plants`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer x' },

@@ -21,7 +21,14 @@ import {
   type ServedGateway,
   type SilentServer,
 } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, defaultClientOptions, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  BEARER,
+  defaultClientOptions,
+  timeoutsSetBy,
+  type GraphQLResponse,
+} from './helpers/stack.js';
 
 const DEFAULTS = loadConfig([], {});
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
@@ -33,7 +40,9 @@ let upstream: ScriptedUpstream;
 let silent: SilentServer;
 /** the default retry policy (UPSTREAM_RETRIES=2, UPSTREAM_RETRY_BACKOFF_MS=50) */
 let gateway: ServedGateway;
-/** pet store: 300 ms to the headers, 300 ms for the whole body, within the default 10 s deadline; plant area: defaults */
+/**
+ * pet store: 300 ms to the headers, 300 ms for the whole body, within the default 10 s deadline; plant area: defaults
+ */
 let slow: ServedGateway;
 /** upstreamMaxResponseBytes: 1024 */
 let small: ServedGateway;
@@ -50,11 +59,21 @@ beforeAll(async () => {
   const both = { petstore: upstream.url, plants: upstream.url };
   const retries = { upstreamRetries: DEFAULTS.upstreamRetries };
   gateway = await serveGateway(both, retries);
-  slow = await serveGateway(both, { ...retries, upstreamTimeouts: timeoutsSetBy({ PETSTORE_HEADERS_TIMEOUT_MS: '300', PETSTORE_BODY_TIMEOUT_MS: '300' }) });
+  slow = await serveGateway(both, {
+    ...retries,
+    upstreamTimeouts: timeoutsSetBy({ PETSTORE_HEADERS_TIMEOUT_MS: '300', PETSTORE_BODY_TIMEOUT_MS: '300' }),
+  });
   small = await serveGateway(both, { ...retries, upstreamMaxResponseBytes: 1024 });
-  hurried = await serveGateway(both, { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '400' }), upstreamRetries: 10, upstreamRetryBackoffMs: 100 });
+  hurried = await serveGateway(both, {
+    upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '400' }),
+    upstreamRetries: 10,
+    upstreamRetryBackoffMs: 100,
+  });
   petstoreRefused = await serveGateway({ petstore: await closedPortUrl(), plants: upstream.url }, retries);
-  petstoreSilent = await serveGateway({ petstore: silent.httpsUrl, plants: upstream.url }, { ...retries, upstreamTimeouts: timeoutsSetBy({ PETSTORE_CONNECT_TIMEOUT_MS: '300' }) });
+  petstoreSilent = await serveGateway(
+    { petstore: silent.httpsUrl, plants: upstream.url },
+    { ...retries, upstreamTimeouts: timeoutsSetBy({ PETSTORE_CONNECT_TIMEOUT_MS: '300' }) },
+  );
 });
 afterAll(async () => {
   await Promise.all([gateway, slow, small, hurried, petstoreRefused, petstoreSilent].map((served) => served?.close()));
@@ -83,12 +102,24 @@ function firstRequest(): ReceivedRequest {
 /** Asserts that the gateway, after a fault, answers the next query normally. */
 async function answersAfterwards(served: ServedGateway) {
   upstream.answer(json(200, PET_1));
-  expect(await served.gql(PET_QUERY, {}, ALL_CREDENTIALS)).toEqual({ status: 200, data: { pet: { id: '1', name: 'Cat 1' } } });
+  expect(await served.gql(PET_QUERY, {}, ALL_CREDENTIALS)).toEqual({
+    status: 200,
+    data: { pet: { id: '1', name: 'Cat 1' } },
+  });
 }
 
 /** The error `pet(id: 1)` gets when the pet store fails in `getPetById`. */
 function petError(code: string, message: string, status?: number) {
-  return [{ message, path: ['pet'], extensions: { code, upstream: { service: 'petstore', operation: 'getPetById', ...(status !== undefined ? { status } : {}) } } }];
+  return [
+    {
+      message,
+      path: ['pet'],
+      extensions: {
+        code,
+        upstream: { service: 'petstore', operation: 'getPetById', ...(status !== undefined ? { status } : {}) },
+      },
+    },
+  ];
 }
 
 describe('a slow upstream', () => {
@@ -109,14 +140,20 @@ describe('a slow upstream', () => {
 
   it('whose body trickles on past PETSTORE_BODY_TIMEOUT_MS fails with UPSTREAM_TIMEOUT, although no pause is that long, and its connection is closed', async () => {
     // A chunk every 100 ms for a second: never idle for 300 ms, but far from done after 300 ms.
-    upstream.answer({ stream: { chunk: ' ', count: 10, intervalMs: 100 }, status: 200, headers: { 'content-type': 'application/json' } });
+    upstream.answer({
+      stream: { chunk: ' ', count: 10, intervalMs: 100 },
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
     const started = performance.now();
 
     const result = await slow.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(performance.now() - started).toBeLessThan(900);
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual(petError('UPSTREAM_TIMEOUT', 'petstore did not finish answering getPetById within 300 ms'));
+    expect(errorsOf(result)).toEqual(
+      petError('UPSTREAM_TIMEOUT', 'petstore did not finish answering getPetById within 300 ms'),
+    );
     expect(calls()).toEqual([GET_PET_1]);
     await expect.poll(() => upstream.isOpen(firstRequest().connection)).toBe(false);
     await answersAfterwards(slow);
@@ -125,7 +162,11 @@ describe('a slow upstream', () => {
   it("is timed by its own area's settings: the plant area, with the default timeouts, waits for a 600 ms answer", async () => {
     upstream.answer({ ...json(200, { name: 'Fern' }), delayMs: 600 });
 
-    const result = await slow.gql('mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }', {}, ALL_CREDENTIALS);
+    const result = await slow.gql(
+      'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result).toEqual({ status: 200, data: { createPlant: { name: 'Fern' } } });
     expect(calls()).toEqual(['POST /plants']);
@@ -141,12 +182,20 @@ describe('a slow upstream', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(290);
     expect(performance.now() - started).toBeLessThan(3000);
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual(petError('UPSTREAM_TIMEOUT', 'petstore did not accept a connection for getPetById within 300 ms'));
+    expect(errorsOf(result)).toEqual(
+      petError('UPSTREAM_TIMEOUT', 'petstore did not accept a connection for getPetById within 300 ms'),
+    );
     // One connection attempt: a timeout is not retried.
     expect(silent.connections() - before).toBe(1);
     // The plant area, elsewhere, keeps answering.
     upstream.answer(json(200, { name: 'Fern' }));
-    expect(await petstoreSilent.gql('mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }', {}, ALL_CREDENTIALS)).toEqual({
+    expect(
+      await petstoreSilent.gql(
+        'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+        {},
+        ALL_CREDENTIALS,
+      ),
+    ).toEqual({
       status: 200,
       data: { createPlant: { name: 'Fern' } },
     });
@@ -160,19 +209,28 @@ describe('a broken connection', () => {
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual(petError('UPSTREAM_UNAVAILABLE', 'petstore is unavailable for getPetById (after 2 retries)'));
+    expect(errorsOf(result)).toEqual(
+      petError('UPSTREAM_UNAVAILABLE', 'petstore is unavailable for getPetById (after 2 retries)'),
+    );
     expect(calls()).toEqual([GET_PET_1, GET_PET_1, GET_PET_1]);
     expect(connectionsUsed()).toBe(3);
     await answersAfterwards(gateway);
   });
 
   it('reset in the middle of the body, on every try, fails with UPSTREAM_UNAVAILABLE after 2 retries', async () => {
-    upstream.answer({ resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,"na' });
+    upstream.answer({
+      resetBody: true,
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      bodyStart: '{"id":1,"na',
+    });
 
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual(petError('UPSTREAM_UNAVAILABLE', 'petstore broke the connection while answering getPetById (after 2 retries)'));
+    expect(errorsOf(result)).toEqual(
+      petError('UPSTREAM_UNAVAILABLE', 'petstore broke the connection while answering getPetById (after 2 retries)'),
+    );
     expect(calls()).toEqual([GET_PET_1, GET_PET_1, GET_PET_1]);
     await answersAfterwards(gateway);
   });
@@ -186,7 +244,9 @@ describe('a broken connection', () => {
     ]);
 
     expect(pet.data).toEqual({ pet: null });
-    expect(errorsOf(pet)).toEqual(petError('UPSTREAM_UNAVAILABLE', 'petstore is unavailable for getPetById (after 2 retries)'));
+    expect(errorsOf(pet)).toEqual(
+      petError('UPSTREAM_UNAVAILABLE', 'petstore is unavailable for getPetById (after 2 retries)'),
+    );
     expect(plant).toEqual({ status: 200, data: { createPlant: { name: 'Fern' } } });
     expect(calls()).toEqual(['POST /plants']);
   });
@@ -199,7 +259,13 @@ describe('a body the gateway cannot use', () => {
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual(petError('UPSTREAM_ERROR', 'petstore answered getPetById with a body that is not valid application/json: {"id": 1, "name": \u0000garbage', 200));
+    expect(errorsOf(result)).toEqual(
+      petError(
+        'UPSTREAM_ERROR',
+        'petstore answered getPetById with a body that is not valid application/json: {"id": 1, "name": \u0000garbage',
+        200,
+      ),
+    );
     expect(calls()).toEqual([GET_PET_1]);
     await answersAfterwards(gateway);
   });
@@ -207,14 +273,23 @@ describe('a body the gateway cannot use', () => {
   const TOTAL = 64 * 1024 * 1024;
   it.each([
     ['streamed on past UPSTREAM_MAX_RESPONSE_BYTES (chunked): reading stops at the cap', {}],
-    ['declared larger than UPSTREAM_MAX_RESPONSE_BYTES (Content-Length): refused before reading', { 'content-length': String(TOTAL) }],
+    [
+      'declared larger than UPSTREAM_MAX_RESPONSE_BYTES (Content-Length): refused before reading',
+      { 'content-length': String(TOTAL) },
+    ],
   ])('%s; UPSTREAM_ERROR, and the connection is closed', async (_, lengthHeader) => {
-    upstream.answer({ stream: { chunk: 'x'.repeat(64 * 1024), count: TOTAL / (64 * 1024) }, status: 200, headers: { 'content-type': 'application/json', ...lengthHeader } });
+    upstream.answer({
+      stream: { chunk: 'x'.repeat(64 * 1024), count: TOTAL / (64 * 1024) },
+      status: 200,
+      headers: { 'content-type': 'application/json', ...lengthHeader },
+    });
 
     const result = await small.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual(petError('UPSTREAM_ERROR', 'petstore answered getPetById with more than 1024 bytes', 200));
+    expect(errorsOf(result)).toEqual(
+      petError('UPSTREAM_ERROR', 'petstore answered getPetById with more than 1024 bytes', 200),
+    );
     expect(calls()).toEqual([GET_PET_1]);
     const request = firstRequest();
     await expect.poll(() => upstream.isOpen(request.connection)).toBe(false);
@@ -279,7 +354,12 @@ describe('retries of a GET', () => {
   });
 
   it('after a body cut by a reset, the retry gives the data', async () => {
-    upstream.answer(sequence({ resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' }, json(200, PET_1)));
+    upstream.answer(
+      sequence(
+        { resetBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' },
+        json(200, PET_1),
+      ),
+    );
 
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
@@ -296,7 +376,10 @@ describe('retries of a GET', () => {
     const elapsed = performance.now() - started;
     expect(elapsed).toBeLessThan(600);
     const [error] = errorsOf(result) ?? [];
-    expect(error?.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 503 } });
+    expect(error?.extensions).toEqual({
+      code: 'UPSTREAM_UNAVAILABLE',
+      upstream: { service: 'petstore', operation: 'getPetById', status: 503 },
+    });
     expect(error?.message).toMatch(/^Service is down \(after [1-3] retr(y|ies)\)$/);
     // Waits of 50–100, 100–200 and 200–400 ms: two or three retries fit in 400 ms, ten never do.
     expect(upstream.requests.length).toBeGreaterThanOrEqual(2);
@@ -318,35 +401,62 @@ describe('retries of a GET', () => {
 
 describe('no retries of a change', () => {
   const CHANGES = [
-    ['addPet (POST)', 'mutation { addPet(input: { id: 10, name: "Rex" }) { id } }', 'POST /api/v3/pet', 'addPet', 'petstore'],
-    ['updatePet (PUT)', 'mutation { updatePet(id: 10, input: { name: "Rex" }) { id } }', 'PUT /api/v3/pet', 'updatePet', 'petstore'],
+    [
+      'addPet (POST)',
+      'mutation { addPet(input: { id: 10, name: "Rex" }) { id } }',
+      'POST /api/v3/pet',
+      'addPet',
+      'petstore',
+    ],
+    [
+      'updatePet (PUT)',
+      'mutation { updatePet(id: 10, input: { name: "Rex" }) { id } }',
+      'PUT /api/v3/pet',
+      'updatePet',
+      'petstore',
+    ],
     ['deletePet (DELETE)', 'mutation { deletePet(id: 10) }', 'DELETE /api/v3/pet/10', 'deletePet', 'petstore'],
-    ['createPlant (POST)', 'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }', 'POST /plants', 'createPlant', 'plants'],
+    [
+      'createPlant (POST)',
+      'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+      'POST /plants',
+      'createPlant',
+      'plants',
+    ],
   ] as const;
 
-  it.each(CHANGES)('%s answered 503 is sent once, and fails with UPSTREAM_UNAVAILABLE', async (_, mutation, call, operation, service) => {
-    upstream.answer(DOWN);
+  it.each(CHANGES)(
+    '%s answered 503 is sent once, and fails with UPSTREAM_UNAVAILABLE',
+    async (_, mutation, call, operation, service) => {
+      upstream.answer(DOWN);
 
-    const result = await gateway.gql(mutation, {}, ALL_CREDENTIALS);
+      const result = await gateway.gql(mutation, {}, ALL_CREDENTIALS);
 
-    expect(result.errors?.map((error) => [error.message, error.extensions])).toEqual([
-      ['Service is down', { code: 'UPSTREAM_UNAVAILABLE', upstream: { service, operation, status: 503 } }],
-    ]);
-    expect(calls()).toEqual([call]);
-    await answersAfterwards(gateway);
-  });
+      expect(result.errors?.map((error) => [error.message, error.extensions])).toEqual([
+        ['Service is down', { code: 'UPSTREAM_UNAVAILABLE', upstream: { service, operation, status: 503 } }],
+      ]);
+      expect(calls()).toEqual([call]);
+      await answersAfterwards(gateway);
+    },
+  );
 
-  it.each(CHANGES)('%s whose connection is reset is sent once, and fails with UPSTREAM_UNAVAILABLE', async (_, mutation, call, operation, service) => {
-    upstream.answer({ reset: true });
+  it.each(CHANGES)(
+    '%s whose connection is reset is sent once, and fails with UPSTREAM_UNAVAILABLE',
+    async (_, mutation, call, operation, service) => {
+      upstream.answer({ reset: true });
 
-    const result = await gateway.gql(mutation, {}, ALL_CREDENTIALS);
+      const result = await gateway.gql(mutation, {}, ALL_CREDENTIALS);
 
-    expect(result.errors?.map((error) => [error.message, error.extensions])).toEqual([
-      [`${service} is unavailable for ${operation}`, { code: 'UPSTREAM_UNAVAILABLE', upstream: { service, operation } }],
-    ]);
-    expect(calls()).toEqual([call]);
-    await answersAfterwards(gateway);
-  });
+      expect(result.errors?.map((error) => [error.message, error.extensions])).toEqual([
+        [
+          `${service} is unavailable for ${operation}`,
+          { code: 'UPSTREAM_UNAVAILABLE', upstream: { service, operation } },
+        ],
+      ]);
+      expect(calls()).toEqual([call]);
+      await answersAfterwards(gateway);
+    },
+  );
 });
 
 describe('backoff', () => {
@@ -354,8 +464,12 @@ describe('backoff', () => {
     const lowest = () => 0;
     const highest = () => 1;
 
-    expect([1, 2, 3, 4, 5, 6].map((retry) => retryDelay(retry, 50, 1000, lowest))).toEqual([25, 50, 100, 200, 400, 500]);
-    expect([1, 2, 3, 4, 5, 6].map((retry) => retryDelay(retry, 50, 1000, highest))).toEqual([50, 100, 200, 400, 800, 1000]);
+    expect([1, 2, 3, 4, 5, 6].map((retry) => retryDelay(retry, 50, 1000, lowest))).toEqual([
+      25, 50, 100, 200, 400, 500,
+    ]);
+    expect([1, 2, 3, 4, 5, 6].map((retry) => retryDelay(retry, 50, 1000, highest))).toEqual([
+      50, 100, 200, 400, 800, 1000,
+    ]);
     const waits = Array.from({ length: 50 }, () => retryDelay(3, 50, 1000));
     expect(new Set(waits).size).toBeGreaterThan(1);
     for (const wait of waits) expect(wait).toSatisfy((ms: number) => ms >= 100 && ms <= 200);
@@ -364,12 +478,25 @@ describe('backoff', () => {
   it('is waited between tries, as reported to onRetry, and the final error counts the retries', async () => {
     upstream.answer(DOWN);
     const events: RetryEvent[] = [];
-    const client = createUpstreamClient('petstore', { ...defaultClientOptions(`${upstream.url}/api/v3`), retries: 3, retryBackoffMs: 40, retryBackoffMaxMs: 100, onRetry: (event) => events.push(event) });
+    const client = createUpstreamClient('petstore', {
+      ...defaultClientOptions(`${upstream.url}/api/v3`),
+      retries: 3,
+      retryBackoffMs: 40,
+      retryBackoffMaxMs: 100,
+      onRetry: (event) => events.push(event),
+    });
     try {
-      const failure = await client.request({ operation: 'getPetById', method: 'GET', path: '/pet/1' }).catch((error: unknown) => error);
+      const failure = await client
+        .request({ operation: 'getPetById', method: 'GET', path: '/pet/1' })
+        .catch((error: unknown) => error);
 
       expect(failure).toBeInstanceOf(UpstreamError);
-      expect(failure).toMatchObject({ failure: 'status', status: 503, retries: 3, message: 'Service is down (after 3 retries)' });
+      expect(failure).toMatchObject({
+        failure: 'status',
+        status: 503,
+        retries: 3,
+        message: 'Service is down (after 3 retries)',
+      });
       expect(events.map(({ retry, reason }) => [retry, reason])).toEqual([
         [1, 'status 503'],
         [2, 'status 503'],
@@ -380,11 +507,18 @@ describe('backoff', () => {
         [40, 80],
         [50, 100],
       ];
-      events.forEach((event, index) => expect([event.delayMs >= (bounds[index]?.[0] ?? 0), event.delayMs <= (bounds[index]?.[1] ?? 0)]).toEqual([true, true]));
+      events.forEach((event, index) =>
+        expect([event.delayMs >= (bounds[index]?.[0] ?? 0), event.delayMs <= (bounds[index]?.[1] ?? 0)]).toEqual([
+          true,
+          true,
+        ]),
+      );
       const arrivals = upstream.requests.map((request) => request.receivedAt);
       expect(arrivals).toHaveLength(4);
       // Each try comes at least its wait after the one before (timers may fire a millisecond early).
-      events.forEach((event, index) => expect((arrivals[index + 1] ?? 0) - (arrivals[index] ?? 0)).toBeGreaterThanOrEqual(event.delayMs - 1));
+      events.forEach((event, index) =>
+        expect((arrivals[index + 1] ?? 0) - (arrivals[index] ?? 0)).toBeGreaterThanOrEqual(event.delayMs - 1),
+      );
     } finally {
       await client.close();
     }
@@ -400,7 +534,13 @@ describe('redirects', () => {
 
       const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
-      expect(errorsOf(result)).toEqual(petError('UPSTREAM_ERROR', 'petstore answered getPetById with a redirect (status 302), which the gateway does not follow', 302));
+      expect(errorsOf(result)).toEqual(
+        petError(
+          'UPSTREAM_ERROR',
+          'petstore answered getPetById with a redirect (status 302), which the gateway does not follow',
+          302,
+        ),
+      );
       expect(calls()).toEqual([GET_PET_1]);
       expect(other.requests).toEqual([]);
       expect(other.connections()).toBe(0);
@@ -416,10 +556,18 @@ describe('redirects', () => {
     try {
       upstream.answer({ status: 307, headers: { location: `${other.url}/steal` } });
 
-      const result = await gateway.gql('mutation { addPet(input: { id: 10, name: "Rex" }) { id } }', {}, ALL_CREDENTIALS);
+      const result = await gateway.gql(
+        'mutation { addPet(input: { id: 10, name: "Rex" }) { id } }',
+        {},
+        ALL_CREDENTIALS,
+      );
 
-      expect(result.errors?.map((error) => error.extensions)).toEqual([{ code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'addPet', status: 307 } }]);
-      expect(upstream.requests.map((request) => [request.method, request.url, request.headers['authorization']])).toEqual([['POST', '/api/v3/pet', `Bearer ${BEARER}`]]);
+      expect(result.errors?.map((error) => error.extensions)).toEqual([
+        { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'addPet', status: 307 } },
+      ]);
+      expect(
+        upstream.requests.map((request) => [request.method, request.url, request.headers['authorization']]),
+      ).toEqual([['POST', '/api/v3/pet', `Bearer ${BEARER}`]]);
       expect(other.connections()).toBe(0);
     } finally {
       await other.close();

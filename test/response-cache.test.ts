@@ -18,7 +18,14 @@ describe('with RESPONSE_CACHE_TTL_MS set', () => {
   it('answers a second identical query of the same caller without an upstream call', async () => {
     const first = await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
     expect(stack.upstream().map(summary)).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      },
     ]);
 
     const second = await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
@@ -36,7 +43,14 @@ describe('with RESPONSE_CACHE_TTL_MS set', () => {
 
     expect(other.data).toEqual({ pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } });
     expect(stack.upstream().map(summary)).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: 'another-callers-key' },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: 'another-callers-key',
+      },
     ]);
   });
 
@@ -52,7 +66,11 @@ describe('with RESPONSE_CACHE_TTL_MS set', () => {
 
   it('fetches a pet again after a mutation changed it, and answers with the change', async () => {
     await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
-    const renamed = await stack.gql('mutation { updatePetWithForm(id: 1, name: "Renamed") { id name } }', {}, ALL_CREDENTIALS);
+    const renamed = await stack.gql(
+      'mutation { updatePetWithForm(id: 1, name: "Renamed") { id name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
     expect(renamed.errors).toBeUndefined();
     stack.upstream();
 
@@ -115,7 +133,10 @@ describe('lifetimes', () => {
     await stack.gql(inventory, {}, ALL_CREDENTIALS);
     await stack.gql(inventory, {}, ALL_CREDENTIALS);
 
-    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/store/inventory', '/api/v3/store/inventory']);
+    expect(stack.upstream().map((request) => request.path)).toEqual([
+      '/api/v3/store/inventory',
+      '/api/v3/store/inventory',
+    ]);
   });
 });
 

@@ -7,12 +7,26 @@ import { describe, expect, it } from 'vitest';
 import { changedSettings, helpText, loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import type { UpstreamPool } from '../src/upstream/http.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, listen, postGraphQL, startStack, stop, testConfig, useStack, type Stack } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  BEARER,
+  listen,
+  postGraphQL,
+  startStack,
+  stop,
+  testConfig,
+  useStack,
+  type Stack,
+} from './helpers/stack.js';
 
 const stack = useStack();
 
 /** Runs `test` against a gateway with these settings, on the shared emulator. */
-async function withStack(overrides: Parameters<typeof startStack>[0], test: (other: Stack) => Promise<void>): Promise<void> {
+async function withStack(
+  overrides: Parameters<typeof startStack>[0],
+  test: (other: Stack) => Promise<void>,
+): Promise<void> {
   const other = await startStack(overrides, stack.emulator);
   try {
     await test(other);
@@ -29,15 +43,25 @@ describe('CSRF prevention (CSRF_PREVENTION, on by default)', () => {
     expect(await stack.gql(GOOD, {}, ALL_CREDENTIALS)).toEqual({ status: 200, data: { pet: { id: '1' } } });
   });
 
-  it.each(['x-graphql-csrf', 'x-graphql-yoga-csrf', 'apollo-require-preflight', 'x-apollo-operation-name', 'graphql-preflight'])('answers a GET that carries %s', async (header) => {
-    const response = await fetch(getUrl(stack.url, GOOD), { headers: { accept: 'application/json', [header]: '1', ...ALL_CREDENTIALS } });
+  it.each([
+    'x-graphql-csrf',
+    'x-graphql-yoga-csrf',
+    'apollo-require-preflight',
+    'x-apollo-operation-name',
+    'graphql-preflight',
+  ])('answers a GET that carries %s', async (header) => {
+    const response = await fetch(getUrl(stack.url, GOOD), {
+      headers: { accept: 'application/json', [header]: '1', ...ALL_CREDENTIALS },
+    });
 
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ data: { pet: { id: '1' } } });
   });
 
   it('refuses a GET without one with 403 CSRF_HEADER_REQUIRED, before anything runs', async () => {
-    const response = await fetch(getUrl(stack.url, GOOD), { headers: { accept: 'application/json', ...ALL_CREDENTIALS } });
+    const response = await fetch(getUrl(stack.url, GOOD), {
+      headers: { accept: 'application/json', ...ALL_CREDENTIALS },
+    });
 
     expect(response.status).toBe(403);
     expect(await response.json()).toEqual({
@@ -54,7 +78,9 @@ describe('CSRF prevention (CSRF_PREVENTION, on by default)', () => {
 
   it('can be switched off: then a GET without the header is answered', async () => {
     await withStack({ csrfPrevention: false }, async (other) => {
-      const response = await fetch(getUrl(other.url, GOOD), { headers: { accept: 'application/json', ...ALL_CREDENTIALS } });
+      const response = await fetch(getUrl(other.url, GOOD), {
+        headers: { accept: 'application/json', ...ALL_CREDENTIALS },
+      });
 
       expect(response.status).toBe(200);
     });
@@ -63,10 +89,21 @@ describe('CSRF prevention (CSRF_PREVENTION, on by default)', () => {
 
 describe('CORS (CORS_ORIGINS)', () => {
   const preflight = (url: string, origin: string) =>
-    fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' } });
+    fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
+    });
 
   it('sends no CORS headers by default: a page of another origin cannot read an answer', async () => {
-    const response = await fetch(stack.url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const response = await fetch(stack.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://evil.example' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
     const refused = await preflight(stack.url, 'https://evil.example');
 
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
@@ -85,7 +122,8 @@ describe('CORS (CORS_ORIGINS)', () => {
         'access-control-allow-origin': 'https://app.example',
         'access-control-allow-credentials': 'true',
         'access-control-allow-methods': 'GET, POST',
-        'access-control-allow-headers': 'accept, content-type, authorization, api_key, x-graphql-csrf, x-graphql-yoga-csrf, graphql-preflight, apollo-require-preflight, x-apollo-operation-name',
+        'access-control-allow-headers':
+          'accept, content-type, authorization, api_key, x-graphql-csrf, x-graphql-yoga-csrf, graphql-preflight, apollo-require-preflight, x-apollo-operation-name',
         'access-control-max-age': '600',
       });
       expect(denied.headers.get('access-control-allow-origin')).toBe('null');
@@ -105,7 +143,11 @@ describe('CORS (CORS_ORIGINS)', () => {
 describe('introspection (INTROSPECTION)', () => {
   it('is on by default: GraphiQL loads the schema the way it asks for it', async () => {
     // GraphiQL posts JSON and accepts JSON or multipart/mixed.
-    const response = await fetch(stack.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, multipart/mixed' }, body: JSON.stringify({ query: getIntrospectionQuery(), operationName: 'IntrospectionQuery' }) });
+    const response = await fetch(stack.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, multipart/mixed' },
+      body: JSON.stringify({ query: getIntrospectionQuery(), operationName: 'IntrospectionQuery' }),
+    });
     const body = (await response.json()) as { data?: { __schema?: { queryType?: { name?: string } } } };
 
     expect(response.status).toBe(200);
@@ -123,14 +165,20 @@ describe('introspection (INTROSPECTION)', () => {
 
         expect(result.status).toBe(400);
         expect(result.errors?.map(({ message, extensions }) => ({ message, extensions }))).toEqual([
-          { message: `Introspection is disabled: "${field}" cannot be queried.`, extensions: { code: 'INTROSPECTION_DISABLED' } },
+          {
+            message: `Introspection is disabled: "${field}" cannot be queried.`,
+            extensions: { code: 'INTROSPECTION_DISABLED' },
+          },
         ]);
       });
     });
 
     it('still answers __typename and ordinary queries', async () => {
       await withStack({ introspection: false }, async (other) => {
-        expect(await other.gql('{ __typename pet(id: 1) { __typename id } }', {}, ALL_CREDENTIALS)).toEqual({ status: 200, data: { __typename: 'Query', pet: { __typename: 'Pet', id: '1' } } });
+        expect(await other.gql('{ __typename pet(id: 1) { __typename id } }', {}, ALL_CREDENTIALS)).toEqual({
+          status: 200,
+          data: { __typename: 'Query', pet: { __typename: 'Pet', id: '1' } },
+        });
       });
     });
 
@@ -153,9 +201,17 @@ describe('NODE_ENV=production', () => {
   const production = loadConfig([], { NODE_ENV: 'production', ...UPSTREAMS });
 
   it('turns introspection and GraphiQL off unless they are set', () => {
-    expect({ introspection: production.introspection, graphiql: production.graphiql }).toEqual({ introspection: false, graphiql: false });
-    expect(loadConfig([], { NODE_ENV: 'production', INTROSPECTION: 'true', GRAPHIQL: 'true', ...UPSTREAMS })).toMatchObject({ introspection: true, graphiql: true });
-    expect(loadConfig(['--node-env', 'production'], UPSTREAMS)).toMatchObject({ introspection: false, graphiql: false });
+    expect({ introspection: production.introspection, graphiql: production.graphiql }).toEqual({
+      introspection: false,
+      graphiql: false,
+    });
+    expect(
+      loadConfig([], { NODE_ENV: 'production', INTROSPECTION: 'true', GRAPHIQL: 'true', ...UPSTREAMS }),
+    ).toMatchObject({ introspection: true, graphiql: true });
+    expect(loadConfig(['--node-env', 'production'], UPSTREAMS)).toMatchObject({
+      introspection: false,
+      graphiql: false,
+    });
   });
 
   it('leaves them on in development and in tests', () => {
@@ -164,7 +220,11 @@ describe('NODE_ENV=production', () => {
 
   it('reports only NODE_ENV as changed when the rest are its defaults, and GRAPHIQL=true as a change', () => {
     expect(changedSettings(production)).toEqual([...BANNER_URLS, 'NODE_ENV=production']);
-    expect(changedSettings(loadConfig([], { NODE_ENV: 'production', GRAPHIQL: 'true', ...UPSTREAMS }))).toEqual([...BANNER_URLS, 'GRAPHIQL=true', 'NODE_ENV=production']);
+    expect(changedSettings(loadConfig([], { NODE_ENV: 'production', GRAPHIQL: 'true', ...UPSTREAMS }))).toEqual([
+      ...BANNER_URLS,
+      'GRAPHIQL=true',
+      'NODE_ENV=production',
+    ]);
   });
 
   it('says so in --help', () => {
@@ -173,20 +233,47 @@ describe('NODE_ENV=production', () => {
   });
 
   it('serves no GraphiQL page, refuses introspection, and masks an internal error without its details', async () => {
-    const crash = new TypeError(`Cannot read properties of undefined (reading 'id') at /work/main/src/upstream/http.ts:120 (Bearer ${BEARER}, api_key ${API_KEY})`);
-    const crashing = (service: 'petstore' | 'plants'): UpstreamPool => ({ service, request: () => Promise.reject(crash), ping: () => Promise.resolve(200), close: () => Promise.resolve() });
-    const config = testConfig({ ...production, host: '127.0.0.1', port: 0, logLevel: 'error', petstoreUrl: stack.emulator.petstoreUrl, plantsUrl: stack.emulator.plantsUrl });
+    const crash = new TypeError(
+      `Cannot read properties of undefined (reading 'id') at /work/main/src/upstream/http.ts:120 (Bearer ${BEARER}, api_key ${API_KEY})`,
+    );
+    const crashing = (service: 'petstore' | 'plants'): UpstreamPool => ({
+      service,
+      request: () => Promise.reject(crash),
+      ping: () => Promise.resolve(200),
+      close: () => Promise.resolve(),
+    });
+    const config = testConfig({
+      ...production,
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'error',
+      petstoreUrl: stack.emulator.petstoreUrl,
+      plantsUrl: stack.emulator.plantsUrl,
+    });
     const gateway = createGateway(config, { createUpstreamClient: crashing });
     const { server, url } = await listen(gateway.handler);
     try {
       const page = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
       const introspection = await postGraphQL(`${url}/graphql`, '{ __schema { queryType { name } } }');
-      const crashed = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...ALL_CREDENTIALS }, body: JSON.stringify({ query: GOOD }) });
+      const crashed = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ALL_CREDENTIALS },
+        body: JSON.stringify({ query: GOOD }),
+      });
       const text = await crashed.text();
 
       expect(await page.text()).not.toContain('<div id="root"></div>');
       expect(introspection.errors?.map((error) => error.extensions?.['code'])).toEqual(['INTROSPECTION_DISABLED']);
-      expect(JSON.parse(text)).toEqual({ data: { pet: null }, errors: [expect.objectContaining({ message: 'Unexpected error.', path: ['pet'], extensions: { code: 'INTERNAL_SERVER_ERROR' } })] });
+      expect(JSON.parse(text)).toEqual({
+        data: { pet: null },
+        errors: [
+          expect.objectContaining({
+            message: 'Unexpected error.',
+            path: ['pet'],
+            extensions: { code: 'INTERNAL_SERVER_ERROR' },
+          }),
+        ],
+      });
       for (const secret of [BEARER, API_KEY, 'Cannot read', 'stack', '/src/']) expect(text).not.toContain(secret);
     } finally {
       await stop(server);

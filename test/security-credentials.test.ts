@@ -17,12 +17,31 @@ const PASSWORD = 'correct-horse-battery-staple';
 const SECRETS = [...Object.values(ALICE), ...Object.values(BOB), 'alice-token-6d1f0c', 'bob-token-41aa8e', PASSWORD];
 
 /** A gateway in front of the scripted upstream, with its log captured. */
-type Served = { url: string; origin: string; log: string[]; gql(query: string, variables: Record<string, unknown>, headers: Record<string, string>): Promise<GraphQLResponse>; close(): Promise<void> };
+type Served = {
+  url: string;
+  origin: string;
+  log: string[];
+  gql(query: string, variables: Record<string, unknown>, headers: Record<string, string>): Promise<GraphQLResponse>;
+  close(): Promise<void>;
+};
 
-async function serve(upstream: ScriptedUpstream, overrides: Partial<GatewayConfig> = {}, dependencies: GatewayDependencies = {}): Promise<Served> {
+async function serve(
+  upstream: ScriptedUpstream,
+  overrides: Partial<GatewayConfig> = {},
+  dependencies: GatewayDependencies = {},
+): Promise<Served> {
   const log: string[] = [];
-  const config = testConfig({ petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url, upstreamRetries: 0, logLevel: 'debug', ...overrides });
-  const gateway = createGateway(config, { ...dependencies, logDestination: { write: (line: string) => void log.push(line) } });
+  const config = testConfig({
+    petstoreUrl: `${upstream.url}/api/v3`,
+    plantsUrl: upstream.url,
+    upstreamRetries: 0,
+    logLevel: 'debug',
+    ...overrides,
+  });
+  const gateway = createGateway(config, {
+    ...dependencies,
+    logDestination: { write: (line: string) => void log.push(line) },
+  });
   const { server, url } = await listen(gateway.handler);
   return {
     url: `${url}/graphql`,
@@ -44,19 +63,34 @@ afterAll(() => upstream?.close());
 beforeEach(() => upstream.reset());
 
 describe('two callers at the same time', () => {
-  /** Answers each read with data that names the owner of the credential it came with, a little late, so requests overlap. */
-  function answerByCredential(request: { url: string; headers: Readonly<Record<string, string | string[] | undefined>> }): Answer {
-    const owner = OWNER_BY_KEY[String(request.headers['api_key'])] ?? OWNER_BY_BEARER[String(request.headers['authorization'])] ?? 'nobody';
+  /**
+   * Answers each read with data that names the owner of the credential it came with, a little late, so requests
+   * overlap.
+   */
+  function answerByCredential(request: {
+    url: string;
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+  }): Answer {
+    const owner =
+      OWNER_BY_KEY[String(request.headers['api_key'])] ??
+      OWNER_BY_BEARER[String(request.headers['authorization'])] ??
+      'nobody';
     const delayMs = Math.floor(Math.random() * 15);
     const pet = /^\/api\/v3\/pet\/(\d+)$/.exec(request.url);
-    if (pet) return { ...json(200, { id: Number(pet[1]), name: `${owner}'s pet ${pet[1]}`, photoUrls: [], status: 'available' }), delayMs };
-    if (request.url.startsWith('/api/v3/pet/findByStatus')) return { ...json(200, [{ id: 9, name: `${owner}'s sold pet`, photoUrls: [], status: 'sold' }]), delayMs };
+    if (pet)
+      return {
+        ...json(200, { id: Number(pet[1]), name: `${owner}'s pet ${pet[1]}`, photoUrls: [], status: 'available' }),
+        delayMs,
+      };
+    if (request.url.startsWith('/api/v3/pet/findByStatus'))
+      return { ...json(200, [{ id: 9, name: `${owner}'s sold pet`, photoUrls: [], status: 'sold' }]), delayMs };
     if (/^\/api\/v3\/store\/order\/\d+$/.test(request.url)) return { ...json(200, { id: 1, petId: 3 }), delayMs };
     if (request.url === '/api/v3/store/inventory') return { ...json(200, { [owner]: 1 }), delayMs };
     return json(404, { code: 404, message: 'not found' });
   }
 
-  const QUERY = '{ pet(id: 1) { name } pets(ids: [1, 2]) { name } order(id: 1) { pet { name } } petsByStatus(status: [SOLD]) { name } inventory { entries { status } } }';
+  const QUERY =
+    '{ pet(id: 1) { name } pets(ids: [1, 2]) { name } order(id: 1) { pet { name } } petsByStatus(status: [SOLD]) { name } inventory { entries { status } } }';
   const seenBy = (owner: string) => ({
     status: 200,
     data: {
@@ -78,12 +112,19 @@ describe('two callers at the same time', () => {
     try {
       // Thirty requests of each, interleaved, all in flight together.
       const callers = Array.from({ length: 60 }, (_, index) => (index % 2 === 0 ? 'alice' : 'bob'));
-      const results = await Promise.all(callers.map((owner) => gateway.gql(QUERY, {}, owner === 'alice' ? ALICE : BOB)));
+      const results = await Promise.all(
+        callers.map((owner) => gateway.gql(QUERY, {}, owner === 'alice' ? ALICE : BOB)),
+      );
 
       results.forEach((result, index) => expect(result).toEqual(seenBy(callers[index] ?? '')));
       // Every call carried one caller's credentials, never a mix.
       for (const request of upstream.requests) {
-        const owners = new Set([OWNER_BY_KEY[String(request.headers['api_key'])], OWNER_BY_BEARER[String(request.headers['authorization'])]].filter(Boolean));
+        const owners = new Set(
+          [
+            OWNER_BY_KEY[String(request.headers['api_key'])],
+            OWNER_BY_BEARER[String(request.headers['authorization'])],
+          ].filter(Boolean),
+        );
         expect(owners.size).toBeLessThanOrEqual(1);
       }
     } finally {
@@ -106,14 +147,38 @@ describe('secrets never leave', () => {
   }
 
   it('not when the upstream echoes the credentials and the password in its error messages', async () => {
-    upstream.answer((request) => json(request.method === 'GET' ? 401 : 400, { code: 400, message: `rejected: ${request.body} ${String(request.headers['authorization'])} ${String(request.headers['api_key'])}` }));
+    upstream.answer((request) =>
+      json(request.method === 'GET' ? 401 : 400, {
+        code: 400,
+        message: `rejected: ${request.body} ${String(request.headers['authorization'])} ${String(request.headers['api_key'])}`,
+      }),
+    );
 
     const responses = [
       await gateway.gql('{ pet(id: 1) { name } }', {}, ALICE),
       await gateway.gql('{ inventory { entries { status } } }', {}, BOB),
-      await gateway.gql('mutation ($u: UserInput!) { createUser(input: $u) { username } }', { u: { username: 'alice', password: PASSWORD } }, ALICE),
-      await gateway.gql('mutation ($u: [UserInput!]!) { createUsers(input: $u) { username } }', { u: [{ username: 'a', password: PASSWORD }, { username: 'b', password: `${PASSWORD}-2` }] }, BOB),
-      await gateway.gql('mutation { updateUser(username: "alice", input: { username: "alice", password: "' + PASSWORD + '" }) { username } }', {}, BOB),
+      await gateway.gql(
+        'mutation ($u: UserInput!) { createUser(input: $u) { username } }',
+        { u: { username: 'alice', password: PASSWORD } },
+        ALICE,
+      ),
+      await gateway.gql(
+        'mutation ($u: [UserInput!]!) { createUsers(input: $u) { username } }',
+        {
+          u: [
+            { username: 'a', password: PASSWORD },
+            { username: 'b', password: `${PASSWORD}-2` },
+          ],
+        },
+        BOB,
+      ),
+      await gateway.gql(
+        'mutation { updateUser(username: "alice", input: { username: "alice", password: "' +
+          PASSWORD +
+          '" }) { username } }',
+        {},
+        BOB,
+      ),
     ];
 
     expect(responses.map((response) => response.errors?.map((error) => error.extensions?.['code']))).toEqual([
@@ -131,13 +196,31 @@ describe('secrets never leave', () => {
 
   it('not when GraphQL refuses a variable and quotes its value', async () => {
     const responses = [
-      await gateway.gql('mutation ($u: UserInput!) { createUser(input: $u) { username } }', { u: { password: PASSWORD } }, ALICE),
-      await gateway.gql('mutation ($u: UserInput!) { createUser(input: $u) { username } }', { u: { username: 'x', password: PASSWORD, admin: true } }, ALICE),
-      await gateway.gql(`mutation { createUser(input: { username: 1, password: "${PASSWORD}" }) { username } }`, {}, ALICE),
+      await gateway.gql(
+        'mutation ($u: UserInput!) { createUser(input: $u) { username } }',
+        { u: { password: PASSWORD } },
+        ALICE,
+      ),
+      await gateway.gql(
+        'mutation ($u: UserInput!) { createUser(input: $u) { username } }',
+        { u: { username: 'x', password: PASSWORD, admin: true } },
+        ALICE,
+      ),
+      await gateway.gql(
+        `mutation { createUser(input: { username: 1, password: "${PASSWORD}" }) { username } }`,
+        {},
+        ALICE,
+      ),
     ];
 
-    expect(responses.map((response) => response.errors?.map((error) => error.extensions?.['code']))).toEqual([['BAD_USER_INPUT'], ['BAD_USER_INPUT'], ['GRAPHQL_VALIDATION_FAILED']]);
-    expect(responses[0]?.errors?.[0]?.message).toBe('Variable "$u" got invalid value { password: "[redacted]" }; Field "username" of required type "String!" was not provided.');
+    expect(responses.map((response) => response.errors?.map((error) => error.extensions?.['code']))).toEqual([
+      ['BAD_USER_INPUT'],
+      ['BAD_USER_INPUT'],
+      ['GRAPHQL_VALIDATION_FAILED'],
+    ]);
+    expect(responses[0]?.errors?.[0]?.message).toBe(
+      'Variable "$u" got invalid value { password: "[redacted]" }; Field "username" of required type "String!" was not provided.',
+    );
     expect(upstream.requests).toEqual([]);
     const visible = await everythingVisible(responses);
     for (const secret of SECRETS) expect(visible).not.toContain(secret);
@@ -146,7 +229,11 @@ describe('secrets never leave', () => {
   it('not when a user is created: the password goes upstream and nowhere else', async () => {
     upstream.answer((request) => json(200, { id: 1, ...(JSON.parse(request.body) as object) }));
 
-    const result = await gateway.gql('mutation ($u: UserInput!) { createUser(input: $u) { id username } }', { u: { username: 'alice', password: PASSWORD } }, ALICE);
+    const result = await gateway.gql(
+      'mutation ($u: UserInput!) { createUser(input: $u) { id username } }',
+      { u: { username: 'alice', password: PASSWORD } },
+      ALICE,
+    );
 
     expect(result).toEqual({ status: 200, data: { createUser: { id: '1', username: 'alice' } } });
     expect(upstream.requests.map((request) => request.body)).toEqual([`{"username":"alice","password":"${PASSWORD}"}`]);
@@ -160,16 +247,29 @@ describe('secrets never leave', () => {
       service,
       close: () => Promise.resolve(),
       ping: () => Promise.resolve(200),
-      request: (call) => Promise.reject(new TypeError(`cannot send ${JSON.stringify(call.headers)} ${typeof call.body?.data === 'string' ? call.body.data : ''}`)),
+      request: (call) =>
+        Promise.reject(
+          new TypeError(
+            `cannot send ${JSON.stringify(call.headers)} ${typeof call.body?.data === 'string' ? call.body.data : ''}`,
+          ),
+        ),
     });
     const crashingGateway = await serve(upstream, {}, { createUpstreamClient: crashing });
     try {
       const responses = [
         await crashingGateway.gql('{ pet(id: 1) { name } }', {}, ALICE),
-        await crashingGateway.gql('mutation ($u: UserInput!) { createUser(input: $u) { username } }', { u: { username: 'alice', password: PASSWORD } }, BOB),
+        await crashingGateway.gql(
+          'mutation ($u: UserInput!) { createUser(input: $u) { username } }',
+          { u: { username: 'alice', password: PASSWORD } },
+          BOB,
+        ),
       ];
 
-      expect(responses.map((response) => response.errors?.map(({ message, extensions }) => ({ message, code: extensions?.['code'] })))).toEqual([
+      expect(
+        responses.map((response) =>
+          response.errors?.map(({ message, extensions }) => ({ message, code: extensions?.['code'] })),
+        ),
+      ).toEqual([
         [{ message: 'Unexpected error.', code: 'INTERNAL_SERVER_ERROR' }],
         [{ message: 'Unexpected error.', code: 'INTERNAL_SERVER_ERROR' }],
       ]);
@@ -177,7 +277,11 @@ describe('secrets never leave', () => {
       // Logged, with its stack, for the operator; only the secrets are gone.
       expect(log).toContain('cannot send');
       expect(log).toContain('[redacted]');
-      const visible = [JSON.stringify(responses), log, await fetch(`${crashingGateway.origin}/metrics`).then((response) => response.text())].join('\n');
+      const visible = [
+        JSON.stringify(responses),
+        log,
+        await fetch(`${crashingGateway.origin}/metrics`).then((response) => response.text()),
+      ].join('\n');
       for (const secret of SECRETS) expect(visible).not.toContain(secret);
     } finally {
       await crashingGateway.close();

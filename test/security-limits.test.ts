@@ -14,7 +14,8 @@ const stack = useStack();
 const codes = (result: GraphQLResponse) => (result.errors ?? []).map((error) => error.extensions?.['code']);
 
 /** `{ message, path, code }` of each error. */
-const errorsOf = (result: GraphQLResponse) => (result.errors ?? []).map(({ message, path, extensions }) => ({ message, path, code: extensions?.['code'] }));
+const errorsOf = (result: GraphQLResponse) =>
+  (result.errors ?? []).map(({ message, path, extensions }) => ({ message, path, code: extensions?.['code'] }));
 
 const ids = (count: number) => Array.from({ length: count }, (_, index) => String(index + 1));
 
@@ -34,7 +35,11 @@ function useStackWith(overrides: Parameters<typeof startStack>[0]): () => Stack 
 
 describe('list arguments (LIST_ARGUMENT_MAX_ITEMS, default 100)', () => {
   it('pets(ids) with 100 ids is answered', async () => {
-    const result = await stack.gql('query ($ids: [ID!]!) { pets(ids: $ids) { id } }', { ids: ids(100) }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'query ($ids: [ID!]!) { pets(ids: $ids) { id } }',
+      { ids: ids(100) },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(result.data?.['pets']).toHaveLength(100);
@@ -43,28 +48,64 @@ describe('list arguments (LIST_ARGUMENT_MAX_ITEMS, default 100)', () => {
 
   it.each([
     ['pets(ids)', 'query ($list: [ID!]!) { pets(ids: $list) { id } }', ids(101), 'ids', 'pets'],
-    ['petsByTags(tags)', 'query ($list: [String!]!) { petsByTags(tags: $list) { id } }', ids(101).map((id) => `tag${id}`), 'tags', 'petsByTags'],
-    ['petsByStatus(status)', 'query ($list: [PetStatus!]!) { petsByStatus(status: $list) { id } }', Array.from({ length: 101 }, () => 'SOLD'), 'status', 'petsByStatus'],
-    ['createUsers(input)', 'mutation ($list: [UserInput!]!) { createUsers(input: $list) { username } }', ids(101).map((id) => ({ username: `u${id}`, password: 'pw' })), 'input', 'createUsers'],
-  ])('%s with 101 items fails with BAD_USER_INPUT before any upstream call', async (_, query, list, argument, field) => {
-    const result = await stack.gql(query, { list }, ALL_CREDENTIALS);
+    [
+      'petsByTags(tags)',
+      'query ($list: [String!]!) { petsByTags(tags: $list) { id } }',
+      ids(101).map((id) => `tag${id}`),
+      'tags',
+      'petsByTags',
+    ],
+    [
+      'petsByStatus(status)',
+      'query ($list: [PetStatus!]!) { petsByStatus(status: $list) { id } }',
+      Array.from({ length: 101 }, () => 'SOLD'),
+      'status',
+      'petsByStatus',
+    ],
+    [
+      'createUsers(input)',
+      'mutation ($list: [UserInput!]!) { createUsers(input: $list) { username } }',
+      ids(101).map((id) => ({ username: `u${id}`, password: 'pw' })),
+      'input',
+      'createUsers',
+    ],
+  ])(
+    '%s with 101 items fails with BAD_USER_INPUT before any upstream call',
+    async (_, query, list, argument, field) => {
+      const result = await stack.gql(query, { list }, ALL_CREDENTIALS);
 
-    expect(result.data).toBeNull();
-    expect(errorsOf(result)).toEqual([{ message: `${argument} has 101 items; at most 100 are allowed`, path: [field], code: 'BAD_USER_INPUT' }]);
-    expect(stack.upstream()).toEqual([]);
-  });
+      expect(result.data).toBeNull();
+      expect(errorsOf(result)).toEqual([
+        { message: `${argument} has 101 items; at most 100 are allowed`, path: [field], code: 'BAD_USER_INPUT' },
+      ]);
+      expect(stack.upstream()).toEqual([]);
+    },
+  );
 
   it('holds for lists inside input objects too: addPet with 101 photo URLs', async () => {
-    const result = await stack.gql('mutation ($urls: [String!]!) { addPet(input: { name: "Rex", photoUrls: $urls }) { id } }', { urls: ids(101) }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'mutation ($urls: [String!]!) { addPet(input: { name: "Rex", photoUrls: $urls }) { id } }',
+      { urls: ids(101) },
+      ALL_CREDENTIALS,
+    );
 
-    expect(errorsOf(result)).toEqual([{ message: 'input.photoUrls has 101 items; at most 100 are allowed', path: ['addPet'], code: 'BAD_USER_INPUT' }]);
+    expect(errorsOf(result)).toEqual([
+      { message: 'input.photoUrls has 101 items; at most 100 are allowed', path: ['addPet'], code: 'BAD_USER_INPUT' },
+    ]);
     expect(stack.upstream()).toEqual([]);
   });
 
   it('leaves _entities to the call budget: 150 representations of 10 pets are answered with 10 calls', async () => {
-    const representations = Array.from({ length: 150 }, (_, index) => ({ __typename: 'Pet', id: String((index % 10) + 1) }));
+    const representations = Array.from({ length: 150 }, (_, index) => ({
+      __typename: 'Pet',
+      id: String((index % 10) + 1),
+    }));
 
-    const result = await stack.gql('query ($r: [_Any!]!) { _entities(representations: $r) { ... on Pet { id } } }', { r: representations }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Pet { id } } }',
+      { r: representations },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(result.data?.['_entities']).toHaveLength(150);
@@ -79,7 +120,9 @@ describe('list arguments (LIST_ARGUMENT_MAX_ITEMS, default 100)', () => {
       const three = await small().gql('{ pets(ids: [1, 2, 3]) { id } }', {}, ALL_CREDENTIALS);
 
       expect(two).toEqual({ status: 200, data: { pets: [{ id: '1' }, { id: '2' }] } });
-      expect(errorsOf(three)).toEqual([{ message: 'ids has 3 items; at most 2 are allowed', path: ['pets'], code: 'BAD_USER_INPUT' }]);
+      expect(errorsOf(three)).toEqual([
+        { message: 'ids has 3 items; at most 2 are allowed', path: ['pets'], code: 'BAD_USER_INPUT' },
+      ]);
       expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/1', '/api/v3/pet/2']);
     });
   });
@@ -93,14 +136,30 @@ describe('upstream calls per operation (UPSTREAM_MAX_CALLS_PER_OPERATION)', () =
 
     expect(result.data).toEqual({ pets: [{ id: '1' }, { id: '2' }, { id: '3' }, null, null] });
     expect(errorsOf(result)).toEqual([
-      { message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation', path: ['pets', 3], code: 'UPSTREAM_FANOUT_LIMIT' },
-      { message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation', path: ['pets', 4], code: 'UPSTREAM_FANOUT_LIMIT' },
+      {
+        message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation',
+        path: ['pets', 3],
+        code: 'UPSTREAM_FANOUT_LIMIT',
+      },
+      {
+        message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation',
+        path: ['pets', 4],
+        code: 'UPSTREAM_FANOUT_LIMIT',
+      },
     ]);
-    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/1', '/api/v3/pet/2', '/api/v3/pet/3']);
+    expect(stack.upstream().map((request) => request.path)).toEqual([
+      '/api/v3/pet/1',
+      '/api/v3/pet/2',
+      '/api/v3/pet/3',
+    ]);
   });
 
   it('counts calls of every field: four aliased lookups make three calls', async () => {
-    const result = await budget().gql('{ a: pet(id: 1) { id } b: inventory { entries { status } } c: user(username: "user1") { username } d: order(id: 1) { id } }', {}, ALL_CREDENTIALS);
+    const result = await budget().gql(
+      '{ a: pet(id: 1) { id } b: inventory { entries { status } } c: user(username: "user1") { username } d: order(id: 1) { id } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(codes(result)).toEqual(['UPSTREAM_FANOUT_LIMIT']);
     expect(stack.upstream()).toHaveLength(3);
@@ -115,7 +174,15 @@ describe('upstream calls per operation (UPSTREAM_MAX_CALLS_PER_OPERATION)', () =
   });
 
   it('is 200 by default: 150 distinct pets in one operation are fetched', async () => {
-    const result = await stack.gql('{ a: pets(ids: [' + ids(100).join(',') + ']) { id } b: pets(ids: [' + ids(150).slice(100).join(',') + ']) { id } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      '{ a: pets(ids: [' +
+        ids(100).join(',') +
+        ']) { id } b: pets(ids: [' +
+        ids(150).slice(100).join(',') +
+        ']) { id } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(stack.upstream()).toHaveLength(150);
@@ -124,13 +191,19 @@ describe('upstream calls per operation (UPSTREAM_MAX_CALLS_PER_OPERATION)', () =
 
 describe('batched requests (BATCH_MAX_OPERATIONS)', () => {
   const post = (url: string, body: unknown) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS }, body: JSON.stringify(body) });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS },
+      body: JSON.stringify(body),
+    });
 
   it('are off by default: an array body is refused with 400 BAD_REQUEST', async () => {
     const response = await post(stack.url, [{ query: '{ pet(id: 1) { id } }' }]);
 
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ errors: [{ message: 'Batching is not supported.', extensions: { code: 'BAD_REQUEST' } }] });
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'Batching is not supported.', extensions: { code: 'BAD_REQUEST' } }],
+    });
     expect(stack.upstream()).toEqual([]);
   });
 
@@ -138,17 +211,26 @@ describe('batched requests (BATCH_MAX_OPERATIONS)', () => {
     const batching = useStackWith({ batchMaxOperations: 2 });
 
     it('answers a batch of two operations with two results', async () => {
-      const response = await post(batching().url, [{ query: '{ pet(id: 1) { id } }' }, { query: '{ pet(id: 2) { id } }' }]);
+      const response = await post(batching().url, [
+        { query: '{ pet(id: 1) { id } }' },
+        { query: '{ pet(id: 2) { id } }' },
+      ]);
 
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual([{ data: { pet: { id: '1' } } }, { data: { pet: { id: '2' } } }]);
     });
 
     it('refuses a batch of three with 413, before running any of them', async () => {
-      const response = await post(batching().url, [{ query: '{ pet(id: 1) { id } }' }, { query: '{ pet(id: 2) { id } }' }, { query: '{ pet(id: 3) { id } }' }]);
+      const response = await post(batching().url, [
+        { query: '{ pet(id: 1) { id } }' },
+        { query: '{ pet(id: 2) { id } }' },
+        { query: '{ pet(id: 3) { id } }' },
+      ]);
 
       expect(response.status).toBe(413);
-      expect(await response.json()).toEqual({ errors: [{ message: 'Batching is limited to 2 operations per request.', extensions: { code: 'BAD_REQUEST' } }] });
+      expect(await response.json()).toEqual({
+        errors: [{ message: 'Batching is limited to 2 operations per request.', extensions: { code: 'BAD_REQUEST' } }],
+      });
       expect(stack.upstream()).toEqual([]);
     });
   });
@@ -161,7 +243,11 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
     return head.replace('"padding":""', `"padding":"${'x'.repeat(size - head.length)}"`);
   };
   const send = (body: string) =>
-    fetch(small().url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS }, body });
+    fetch(small().url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS },
+      body,
+    });
 
   it('answers a body of exactly the limit', async () => {
     const response = await send(bodyOf(1024));
@@ -174,7 +260,9 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
     const response = await send(bodyOf(1025));
 
     expect(response.status).toBe(413);
-    expect(await response.json()).toEqual({ errors: [{ message: 'The request body is larger than 1024 bytes', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'The request body is larger than 1024 bytes', extensions: { code: 'PAYLOAD_TOO_LARGE' } }],
+    });
     expect(stack.upstream()).toEqual([]);
   });
 
@@ -187,14 +275,22 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
         else controller.enqueue(new TextEncoder().encode(next));
       },
     });
-    const response = await fetch(small().url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body, duplex: 'half' } as RequestInit);
+    const response = await fetch(small().url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
 
     expect(response.status).toBe(413);
     expect(((await response.json()) as GraphQLResponse).errors?.[0]?.extensions).toEqual({ code: 'PAYLOAD_TOO_LARGE' });
   });
 
   it('lets an upload be larger: a 4 KiB file goes through a gateway whose JSON limit is 1 KiB', async () => {
-    const upload = uploadParts({ query: 'mutation ($file: File!) { uploadPetImage(petId: 1, file: $file) { code } }', variables: {} }, { filename: 'a.png', contentType: 'image/png', content: Buffer.alloc(4096, 1) });
+    const upload = uploadParts(
+      { query: 'mutation ($file: File!) { uploadPetImage(petId: 1, file: $file) { code } }', variables: {} },
+      { filename: 'a.png', contentType: 'image/png', content: Buffer.alloc(4096, 1) },
+    );
 
     const result = await postMultipart(small().url, multipartBody(upload), { headers: ALL_CREDENTIALS });
 
@@ -211,7 +307,13 @@ describe('operation shape limits', () => {
   });
 
   describe('configured small', () => {
-    const strict = useStackWith({ queryMaxDepth: 3, queryMaxAliases: 2, queryMaxTokens: 40, queryMaxDirectives: 1, queryMaxCost: 20 });
+    const strict = useStackWith({
+      queryMaxDepth: 3,
+      queryMaxAliases: 2,
+      queryMaxTokens: 40,
+      queryMaxDirectives: 1,
+      queryMaxCost: 20,
+    });
 
     it.each([
       ['depth 3', '{ pet(id: 1) { tags { name } } }', []],
@@ -222,7 +324,11 @@ describe('operation shape limits', () => {
       ['2 directives', '{ pet(id: 1) { id @include(if: true) name @skip(if: false) } }', ['TOO_MANY_DIRECTIVES']],
       // 2 for pet + 1.5 × (1 + 1) = 5; eight fields make 2 + 1.5 × 8 = 14; tags { name } adds 1.5 × (2 + 1.5) = 5.25
       ['cost 19.25', '{ pet(id: 1) { id name status photoUrls id name status photoUrls tags { name } } }', []],
-      ['cost 20.75', '{ pet(id: 1) { id name status photoUrls id name status photoUrls id tags { name } } }', ['QUERY_TOO_COSTLY']],
+      [
+        'cost 20.75',
+        '{ pet(id: 1) { id name status photoUrls id name status photoUrls id tags { name } } }',
+        ['QUERY_TOO_COSTLY'],
+      ],
       // `{ pets ( ids : [` and `] ) { id } }` are 12 tokens, each id one more.
       ['40 tokens', `{ pets(ids: [${ids(28).join(' ')}]) { id } }`, []],
       ['41 tokens', `{ pets(ids: [${ids(29).join(' ')}]) { id } }`, ['TOO_MANY_TOKENS']],

@@ -5,7 +5,12 @@
  */
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { clientAddress, createMemoryRateLimitStore, useRateLimit, type RateLimitStore } from '../src/security/rate-limit.js';
+import {
+  clientAddress,
+  createMemoryRateLimitStore,
+  useRateLimit,
+  type RateLimitStore,
+} from '../src/security/rate-limit.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, type Stack } from './helpers/stack.js';
 
 describe('the in-memory store', () => {
@@ -77,12 +82,24 @@ describe('through the gateway', () => {
     const stack = await startStack({ rateLimitPerMinute: 3 });
     try {
       await statuses(stack, 3, ALL_CREDENTIALS);
-      const response = await fetch(stack.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS }, body: JSON.stringify({ query: '{ pet(id: 1) { id } }' }) });
+      const response = await fetch(stack.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json',
+          ...ALL_CREDENTIALS,
+        },
+        body: JSON.stringify({ query: '{ pet(id: 1) { id } }' }),
+      });
 
       expect(response.status).toBe(429);
       // 3 per minute: a token every 20 s.
       expect(response.headers.get('retry-after')).toBe('20');
-      expect(await response.json()).toEqual({ errors: [{ message: 'Too many requests: at most 3 per minute; retry in 20 s', extensions: { code: 'RATE_LIMITED' } }] });
+      expect(await response.json()).toEqual({
+        errors: [
+          { message: 'Too many requests: at most 3 per minute; retry in 20 s', extensions: { code: 'RATE_LIMITED' } },
+        ],
+      });
       expect(stack.upstream()).toEqual([]);
     } finally {
       await stack.close();
@@ -104,7 +121,8 @@ describe('through the gateway', () => {
     const stack = await startStack({ rateLimitPerMinute: 100, rateLimitAddressPerMinute: 5 });
     try {
       const result: number[] = [];
-      for (let index = 0; index < 7; index += 1) result.push((await stack.gql('{ __typename }', {}, { api_key: `invented-${index}` })).status);
+      for (let index = 0; index < 7; index += 1)
+        result.push((await stack.gql('{ __typename }', {}, { api_key: `invented-${index}` })).status);
 
       expect(result).toEqual([200, 200, 200, 200, 200, 429, 429]);
     } finally {
@@ -134,7 +152,11 @@ describe('through the gateway', () => {
     const stack = await startStack({ rateLimitPerMinute: 600 });
     try {
       const started = performance.now();
-      const result = await Promise.all(Array.from({ length: 700 }, () => stack.gql('{ __typename }', {}, ALL_CREDENTIALS).then((answer) => answer.status)));
+      const result = await Promise.all(
+        Array.from({ length: 700 }, () =>
+          stack.gql('{ __typename }', {}, ALL_CREDENTIALS).then((answer) => answer.status),
+        ),
+      );
       // The bucket refills at 10 a second while the requests are answered.
       const refilled = Math.ceil(((performance.now() - started) * 10) / 1000);
 
@@ -163,7 +185,11 @@ describe('a shared store', () => {
       logging: false,
     });
 
-    const response = await yoga.fetch('http://gateway/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...ALL_CREDENTIALS }, body: JSON.stringify({ query: '{ ok }' }) });
+    const response = await yoga.fetch('http://gateway/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...ALL_CREDENTIALS },
+      body: JSON.stringify({ query: '{ ok }' }),
+    });
 
     expect(response.status).toBe(200);
     expect(keys).toEqual([expect.stringMatching(/^client:[\w-]{43}$/), 'address:unknown']);

@@ -54,7 +54,9 @@ describe('with a manifest', () => {
 
   it('runs one by GET too (with the CSRF header GET needs)', async () => {
     const url = `${stack.url}?${new URLSearchParams({ extensions: JSON.stringify(persisted(sha256(INVENTORY))) })}`;
-    const response = await fetch(url, { headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...ALL_CREDENTIALS } });
+    const response = await fetch(url, {
+      headers: { accept: 'application/json', 'x-graphql-csrf': '1', ...ALL_CREDENTIALS },
+    });
 
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ data: { inventory: { entries: expect.any(Array) } } });
@@ -66,7 +68,8 @@ describe('with a manifest', () => {
     body: {
       errors: [
         {
-          message: 'Only trusted documents run on this gateway: send extensions.persistedQuery { version: 1, sha256Hash } of a document in the manifest',
+          message:
+            'Only trusted documents run on this gateway: send extensions.persistedQuery { version: 1, sha256Hash } of a document in the manifest',
           extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED' },
         },
       ],
@@ -76,7 +79,10 @@ describe('with a manifest', () => {
   it.each([
     ['a document text', { query: '{ pet(id: 1) { id } }' }],
     ['the text of a document that is in the manifest', { query: PET, variables: { id: '1' } }],
-    ['a hash together with a text', { query: '{ pet(id: 2) { id } }', extensions: persisted(sha256(PET)), variables: { id: '1' } }],
+    [
+      'a hash together with a text',
+      { query: '{ pet(id: 2) { id } }', extensions: persisted(sha256(PET)), variables: { id: '1' } },
+    ],
     ['neither a text nor a hash', { variables: { id: '1' } }],
   ])('refuses %s with 400 TRUSTED_DOCUMENT_REQUIRED and calls no upstream', async (_, body) => {
     expect(await post(body)).toEqual(required);
@@ -89,7 +95,8 @@ describe('with a manifest', () => {
       body: {
         errors: [
           {
-            message: 'Unknown trusted document: send extensions.persistedQuery { version: 1, sha256Hash } of a document in the manifest',
+            message:
+              'Unknown trusted document: send extensions.persistedQuery { version: 1, sha256Hash } of a document in the manifest',
             extensions: { code: 'TRUSTED_DOCUMENT_NOT_FOUND' },
           },
         ],
@@ -101,14 +108,42 @@ describe('with a manifest', () => {
 
 describe('a manifest that cannot be used stops the start', () => {
   it.each([
-    ['a missing file', join(directory, 'missing.json'), /^TRUSTED_DOCUMENTS must name a JSON manifest file, but it cannot be read: /],
-    ['a file that is not JSON', manifestFile('broken.json', '{ "a": '), /^TRUSTED_DOCUMENTS must name a JSON manifest file, but it is not valid JSON: /],
-    ['a JSON array', manifestFile('array.json', JSON.stringify([PET])), /^TRUSTED_DOCUMENTS must be a JSON object mapping each hash to its document$/],
-    ['a document that is not a string', manifestFile('number.json', JSON.stringify({ abc: 1 })), /^TRUSTED_DOCUMENTS: the document of "abc" is not a string$/],
-    ['a document that is not GraphQL', manifestFile('invalid.json', JSON.stringify({ abc: '{ pet(id: 1) { id }' })), /^TRUSTED_DOCUMENTS: the document of "abc" is not valid GraphQL$/],
+    [
+      'a missing file',
+      join(directory, 'missing.json'),
+      /^TRUSTED_DOCUMENTS must name a JSON manifest file, but it cannot be read: /,
+    ],
+    [
+      'a file that is not JSON',
+      manifestFile('broken.json', '{ "a": '),
+      /^TRUSTED_DOCUMENTS must name a JSON manifest file, but it is not valid JSON: /,
+    ],
+    [
+      'a JSON array',
+      manifestFile('array.json', JSON.stringify([PET])),
+      /^TRUSTED_DOCUMENTS must be a JSON object mapping each hash to its document$/,
+    ],
+    [
+      'a document that is not a string',
+      manifestFile('number.json', JSON.stringify({ abc: 1 })),
+      /^TRUSTED_DOCUMENTS: the document of "abc" is not a string$/,
+    ],
+    [
+      'a document that is not GraphQL',
+      manifestFile('invalid.json', JSON.stringify({ abc: '{ pet(id: 1) { id }' })),
+      /^TRUSTED_DOCUMENTS: the document of "abc" is not valid GraphQL$/,
+    ],
   ])('%s', (_, file, message) => {
     expect(() => loadTrustedDocuments(file)).toThrow(ConfigError);
     expect(() => loadTrustedDocuments(file)).toThrow(message);
-    expect(() => createGateway(testConfig({ petstoreUrl: 'http://127.0.0.1:1/api/v3', plantsUrl: 'http://127.0.0.1:1', trustedDocuments: file }))).toThrow(message);
+    expect(() =>
+      createGateway(
+        testConfig({
+          petstoreUrl: 'http://127.0.0.1:1/api/v3',
+          plantsUrl: 'http://127.0.0.1:1',
+          trustedDocuments: file,
+        }),
+      ),
+    ).toThrow(message);
   });
 });

@@ -11,7 +11,16 @@ import { composeServices, validate } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REVIEWS_SDL, startReviewsSubgraph } from './fixtures/reviews-subgraph.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, postGraphQL, startStack, stop, summary, type Stack } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  BEARER,
+  postGraphQL,
+  startStack,
+  stop,
+  summary,
+  type Stack,
+} from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS } from './helpers/upstream.js';
 
 let pets: Stack;
@@ -30,7 +39,8 @@ beforeAll(async () => {
     { name: 'reviews', url: reviews.url, typeDefs: parse(REVIEWS_SDL) },
   ];
   const composed = composeServices(subgraphs);
-  if (composed.errors) throw new Error(`composition failed: ${composed.errors.map((error) => error.message).join('; ')}`);
+  if (composed.errors)
+    throw new Error(`composition failed: ${composed.errors.map((error) => error.message).join('; ')}`);
 
   const runtime = createGatewayRuntime({
     supergraph: composed.supergraphSdl,
@@ -67,13 +77,20 @@ describe('composition', () => {
 
     expect(validation.success ? [] : validation.errors.map((error) => error.message)).toEqual([]);
     expect(composed.errors).toBeUndefined();
-    expect(composed.supergraphSdl).toMatch(/type Pet\s+@join__type\(graph: PETS, key: "id"\)\s+@join__type\(graph: REVIEWS, key: "id"\)/);
+    expect(composed.supergraphSdl).toMatch(
+      /type Pet\s+@join__type\(graph: PETS, key: "id"\)\s+@join__type\(graph: REVIEWS, key: "id"\)/,
+    );
   });
 });
 
 describe('queries across the supergraph', () => {
   it('goes from the pet store to reviews and back to the pet store for the authors', async () => {
-    const result = await postGraphQL(routerUrl, '{ pet(id: 1) { name status reviews { body author { username email } } } }', {}, ALL_CREDENTIALS);
+    const result = await postGraphQL(
+      routerUrl,
+      '{ pet(id: 1) { name status reviews { body author { username email } } } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
@@ -86,15 +103,46 @@ describe('queries across the supergraph', () => {
         ],
       },
     });
-    expect(pets.upstream().map(summary).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
-      { method: 'GET', path: '/api/v3/user/user1', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/user/user2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
+    expect(
+      pets
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/user/user1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/user/user2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
     ]);
   });
 
   it('goes from reviews to the pet store, one upstream call per distinct pet and user', async () => {
-    const result = await postGraphQL(routerUrl, '{ reviews { body pet { id name } author { firstName } } }', {}, ALL_CREDENTIALS);
+    const result = await postGraphQL(
+      routerUrl,
+      '{ reviews { body pet { id name } author { firstName } } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
@@ -104,41 +152,124 @@ describe('queries across the supergraph', () => {
         { body: 'Very calm', pet: { id: '2', name: 'Cat 2' }, author: { firstName: 'first name 1' } },
       ],
     });
-    expect(pets.upstream().map(summary).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
-      { method: 'GET', path: '/api/v3/pet/2', query: '', contentType: undefined, authorization: undefined, apiKey: API_KEY },
-      { method: 'GET', path: '/api/v3/user/user1', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/user/user2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
+    expect(
+      pets
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: API_KEY,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/user/user1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/user/user2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
     ]);
   });
 
   it('passes the bearer token through the router to operations that declare it', async () => {
-    const result = await postGraphQL(routerUrl, '{ petsByStatus(status: [SOLD]) { name reviews { body } } }', {}, ALL_CREDENTIALS);
+    const result = await postGraphQL(
+      routerUrl,
+      '{ petsByStatus(status: [SOLD]) { name reviews { body } } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({ petsByStatus: [{ name: 'Dog 2', reviews: [] }] });
     expect(pets.upstream().map(summary)).toEqual([
-      { method: 'GET', path: '/api/v3/pet/findByStatus', query: 'status=sold', contentType: undefined, authorization: `Bearer ${BEARER}`, apiKey: undefined },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/findByStatus',
+        query: 'status=sold',
+        contentType: undefined,
+        authorization: `Bearer ${BEARER}`,
+        apiKey: undefined,
+      },
     ]);
   });
 
   it('forwards no credential through the router to the pet store when the client sends none', async () => {
     await postGraphQL(routerUrl, '{ reviews { body pet { name } } }');
 
-    expect(pets.upstream().map(summary).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { method: 'GET', path: '/api/v3/pet/1', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
-      { method: 'GET', path: '/api/v3/pet/2', query: '', contentType: undefined, authorization: undefined, apiKey: undefined },
+    expect(
+      pets
+        .upstream()
+        .map(summary)
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    ).toEqual([
+      {
+        method: 'GET',
+        path: '/api/v3/pet/1',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
+      {
+        method: 'GET',
+        path: '/api/v3/pet/2',
+        query: '',
+        contentType: undefined,
+        authorization: undefined,
+        apiKey: undefined,
+      },
     ]);
   });
 
   // The reference server checks no credential: there the pets are served.
-  it.runIf(ENFORCES_CREDENTIALS)('passes the pet store refusing a call without credentials through the router as UNAUTHENTICATED, keeping the rest', async () => {
-    const result = await postGraphQL(routerUrl, '{ reviews { body pet { name } } }');
+  it.runIf(ENFORCES_CREDENTIALS)(
+    'passes the pet store refusing a call without credentials through the router as UNAUTHENTICATED, keeping the rest',
+    async () => {
+      const result = await postGraphQL(routerUrl, '{ reviews { body pet { name } } }');
 
-    // The reviews are served; each pet the pet store refused is an error with its code and upstream.
-    expect(result.data).toEqual({ reviews: [{ body: 'Purrs all day', pet: { name: null } }, { body: 'Sleeps on the keyboard', pet: { name: null } }, { body: 'Very calm', pet: { name: null } }] });
-    expect(new Set(result.errors?.map((error) => JSON.stringify([error.extensions?.['code'], error.extensions?.['upstream']])))).toEqual(
-      new Set([JSON.stringify(['UNAUTHENTICATED', { service: 'petstore', operation: 'getPetById', status: 401 }])]),
-    );
-    expect(pets.upstream().every((request) => request.headers['api_key'] === undefined && request.headers['authorization'] === undefined)).toBe(true);
-  });
+      // The reviews are served; each pet the pet store refused is an error with its code and upstream.
+      expect(result.data).toEqual({
+        reviews: [
+          { body: 'Purrs all day', pet: { name: null } },
+          { body: 'Sleeps on the keyboard', pet: { name: null } },
+          { body: 'Very calm', pet: { name: null } },
+        ],
+      });
+      expect(
+        new Set(
+          result.errors?.map((error) => JSON.stringify([error.extensions?.['code'], error.extensions?.['upstream']])),
+        ),
+      ).toEqual(
+        new Set([JSON.stringify(['UNAUTHENTICATED', { service: 'petstore', operation: 'getPetById', status: 401 }])]),
+      );
+      expect(
+        pets
+          .upstream()
+          .every(
+            (request) => request.headers['api_key'] === undefined && request.headers['authorization'] === undefined,
+          ),
+      ).toBe(true);
+    },
+  );
 });

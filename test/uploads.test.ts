@@ -8,7 +8,15 @@ import { Agent } from 'node:http';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../src/emulator/server.js';
-import { CLOSING, multipartBody, multipartOpening, openMultipart, postMultipart, uploadParts, type Part } from './helpers/multipart.js';
+import {
+  CLOSING,
+  multipartBody,
+  multipartOpening,
+  openMultipart,
+  postMultipart,
+  uploadParts,
+  type Part,
+} from './helpers/multipart.js';
 import { ALL_CREDENTIALS, BEARER, type Stack, summary, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
@@ -26,7 +34,10 @@ function fileOf(size: number): Buffer {
 
 /** The parts of an upload of `content` (sent by the client as an image/png) for the given variables. */
 function uploadOf(variables: Record<string, unknown>, content?: Buffer): Part[] {
-  return uploadParts({ query: UPLOAD, variables }, { filename: 'photo.png', contentType: 'image/png', ...(content ? { content } : {}) });
+  return uploadParts(
+    { query: UPLOAD, variables },
+    { filename: 'photo.png', contentType: 'image/png', ...(content ? { content } : {}) },
+  );
 }
 
 /**
@@ -37,7 +48,11 @@ function uploadOf(variables: Record<string, unknown>, content?: Buffer): Part[] 
 function uploaded(petId: string, size: number, additionalMetadata = '') {
   return UPSTREAM === 'reference'
     ? { code: 200, type: 'Pet', message: `image added to pet ${petId}; it has 3 photo URLs` }
-    : { code: 200, type: 'unknown', message: `additionalMetadata: ${additionalMetadata}\nFile uploaded, ${size} bytes` };
+    : {
+        code: 200,
+        type: 'unknown',
+        message: `additionalMetadata: ${additionalMetadata}\nFile uploaded, ${size} bytes`,
+      };
 }
 
 /** The upstream's uploadImage requests among the recorded ones. */
@@ -80,7 +95,11 @@ describe('uploadPetImage', () => {
   it("returns the pet store's ApiResponse for the uploaded file", async () => {
     const file = fileOf(256);
 
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1', additionalMetadata: 'front' }, file)), { headers: ALL_CREDENTIALS });
+    const result = await postMultipart(
+      stack.url,
+      multipartBody(uploadOf({ petId: '1', additionalMetadata: 'front' }, file)),
+      { headers: ALL_CREDENTIALS },
+    );
 
     expect(result).toEqual({
       status: 200,
@@ -104,10 +123,14 @@ describe('uploadPetImage', () => {
   it('sends no additionalMetadata parameter when none is given', async () => {
     const file = fileOf(10);
 
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, file)), { headers: ALL_CREDENTIALS });
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, file)), {
+      headers: ALL_CREDENTIALS,
+    });
 
     expect(result.data).toEqual({ uploadPetImage: uploaded('2', 10) });
-    expect(stack.upstream().map((request) => [request.method, request.path, request.query])).toEqual([['POST', '/api/v3/pet/2/uploadImage', '']]);
+    expect(stack.upstream().map((request) => [request.method, request.path, request.query])).toEqual([
+      ['POST', '/api/v3/pet/2/uploadImage', ''],
+    ]);
   });
 
   it('streams the file: the upstream has the first 256 KiB while the client is still sending the rest', async () => {
@@ -141,7 +164,9 @@ describe('uploadPetImage', () => {
   });
 
   it('rejects petId "abc" with BAD_USER_INPUT before any upstream call', async () => {
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: 'abc' }, fileOf(1 * KiB))), { headers: ALL_CREDENTIALS });
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: 'abc' }, fileOf(1 * KiB))), {
+      headers: ALL_CREDENTIALS,
+    });
 
     expect(result.data).toBeNull();
     expect(result.errors).toEqual([
@@ -160,26 +185,40 @@ describe('uploadPetImage', () => {
     agent.on('free', (socket: Socket) => sockets.add(socket));
     try {
       // The rejected upload's 1 MiB is never read by a resolver; the gateway must drain it.
-      const rejected = await postMultipart(stack.url, multipartBody(uploadOf({ petId: 'abc' }, fileOf(1 * MiB))), { headers: ALL_CREDENTIALS, agent });
-      const next = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, fileOf(100))), { headers: ALL_CREDENTIALS, agent });
+      const rejected = await postMultipart(stack.url, multipartBody(uploadOf({ petId: 'abc' }, fileOf(1 * MiB))), {
+        headers: ALL_CREDENTIALS,
+        agent,
+      });
+      const next = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '2' }, fileOf(100))), {
+        headers: ALL_CREDENTIALS,
+        agent,
+      });
 
       expect(rejected.errors?.map((error) => error.extensions?.['code'])).toEqual(['BAD_USER_INPUT']);
       expect(next.data).toEqual({ uploadPetImage: uploaded('2', 100) });
       expect(sockets.size).toBe(1);
-      expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/2/uploadImage', 100, true]]);
+      expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([
+        ['/api/v3/pet/2/uploadImage', 100, true],
+      ]);
     } finally {
       agent.destroy();
     }
   });
 
   it('refuses a File sent as a plain JSON variable (not multipart) with BAD_USER_INPUT and no upstream call', async () => {
-    const result = await stack.gql(UPLOAD, { petId: '1', file: { filename: 'photo.png', content: 'AAEC' } }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      UPLOAD,
+      { petId: '1', file: { filename: 'photo.png', content: 'AAEC' } },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.status).toBe(400);
     expect(result.data).toBeUndefined();
     expect(result.errors).toEqual([
       expect.objectContaining({
-        message: expect.stringMatching(/^Variable "\$file" got invalid value .*; File must be sent as a file part of a multipart request/),
+        message: expect.stringMatching(
+          /^Variable "\$file" got invalid value .*; File must be sent as a file part of a multipart request/,
+        ),
         extensions: { code: 'BAD_USER_INPUT' },
       }),
     ]);
@@ -190,25 +229,45 @@ describe('uploadPetImage', () => {
     await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(256))));
 
     expect(stack.upstream().map(summary)).toEqual([
-      { method: 'POST', path: '/api/v3/pet/1/uploadImage', query: '', contentType: 'application/octet-stream', authorization: undefined, apiKey: undefined },
+      {
+        method: 'POST',
+        path: '/api/v3/pet/1/uploadImage',
+        query: '',
+        contentType: 'application/octet-stream',
+        authorization: undefined,
+        apiKey: undefined,
+      },
     ]);
   });
 
   // The reference server checks no credential: there the upload goes through.
-  it.runIf(ENFORCES_CREDENTIALS)('is UNAUTHENTICATED when the upstream refuses an upload without credentials', async () => {
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(256))));
+  it.runIf(ENFORCES_CREDENTIALS)(
+    'is UNAUTHENTICATED when the upstream refuses an upload without credentials',
+    async () => {
+      const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(256))));
 
-    expect(result.data).toBeNull();
-    expect(result.errors).toEqual([
-      expect.objectContaining({
-        path: ['uploadPetImage'],
-        extensions: { code: 'UNAUTHENTICATED', upstream: { service: 'petstore', operation: 'uploadFile', status: 401 } },
-      }),
-    ]);
-    expect(stack.upstream().map(summary)).toEqual([
-      { method: 'POST', path: '/api/v3/pet/1/uploadImage', query: '', contentType: 'application/octet-stream', authorization: undefined, apiKey: undefined },
-    ]);
-  });
+      expect(result.data).toBeNull();
+      expect(result.errors).toEqual([
+        expect.objectContaining({
+          path: ['uploadPetImage'],
+          extensions: {
+            code: 'UNAUTHENTICATED',
+            upstream: { service: 'petstore', operation: 'uploadFile', status: 401 },
+          },
+        }),
+      ]);
+      expect(stack.upstream().map(summary)).toEqual([
+        {
+          method: 'POST',
+          path: '/api/v3/pet/1/uploadImage',
+          query: '',
+          contentType: 'application/octet-stream',
+          authorization: undefined,
+          apiKey: undefined,
+        },
+      ]);
+    },
+  );
 
   describe('malformed multipart requests', () => {
     const [operations, map, file] = uploadOf({ petId: '1' }, fileOf(64));
@@ -223,18 +282,28 @@ describe('uploadPetImage', () => {
 
       expect(result).toEqual({
         status: 400,
-        errors: [{ message: 'Malformed multipart request: expected the JSON fields "operations" then "map"', extensions: { code: 'BAD_REQUEST' } }],
+        errors: [
+          {
+            message: 'Malformed multipart request: expected the JSON fields "operations" then "map"',
+            extensions: { code: 'BAD_REQUEST' },
+          },
+        ],
       });
       expect(stack.upstream()).toEqual([]);
     });
 
     it('keeps answering uploads after malformed requests', async () => {
-      for (const [, parts] of malformed) await postMultipart(stack.url, multipartBody(parts), { headers: ALL_CREDENTIALS });
+      for (const [, parts] of malformed)
+        await postMultipart(stack.url, multipartBody(parts), { headers: ALL_CREDENTIALS });
 
-      const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64))), { headers: ALL_CREDENTIALS });
+      const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64))), {
+        headers: ALL_CREDENTIALS,
+      });
 
       expect(result.data).toEqual({ uploadPetImage: uploaded('1', 64) });
-      expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/1/uploadImage', 64, true]]);
+      expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([
+        ['/api/v3/pet/1/uploadImage', 64, true],
+      ]);
     });
   });
 });
@@ -245,7 +314,13 @@ describe('uploadPetImage over uploadMaxBytes', () => {
   const tooLarge = {
     status: 413,
     data: null,
-    errors: [expect.objectContaining({ message: 'File "0" is larger than 1024 bytes', path: ['uploadPetImage'], extensions: { code: 'PAYLOAD_TOO_LARGE' } })],
+    errors: [
+      expect.objectContaining({
+        message: 'File "0" is larger than 1024 bytes',
+        path: ['uploadPetImage'],
+        extensions: { code: 'PAYLOAD_TOO_LARGE' },
+      }),
+    ],
   };
 
   /** Pet 1's photo URLs, read back through the gateway: an upload that went through adds `upload://1/…`. */
@@ -255,7 +330,9 @@ describe('uploadPetImage over uploadMaxBytes', () => {
   }
 
   it('fails a 64 KiB file with PAYLOAD_TOO_LARGE and stores no upload', async () => {
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64 * KiB))), { headers: ALL_CREDENTIALS });
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64 * KiB))), {
+      headers: ALL_CREDENTIALS,
+    });
 
     expect(result).toEqual(tooLarge);
     expect(uploadRequests(stack.upstream()).filter((request) => request.complete)).toEqual([]);
@@ -277,7 +354,13 @@ describe('uploadPetImage over uploadMaxBytes', () => {
     const [aborted, ...others] = uploadRequests(stack.upstream());
     expect(others).toEqual([]);
     // Aborted, not completed: the upstream never has the whole body (so it stores nothing).
-    expect(aborted && { ...summary(aborted), complete: aborted.complete, gotWholeFile: aborted.bytesReceived >= file.length }).toEqual({
+    expect(
+      aborted && {
+        ...summary(aborted),
+        complete: aborted.complete,
+        gotWholeFile: aborted.bytesReceived >= file.length,
+      },
+    ).toEqual({
       method: 'POST',
       path: '/api/v3/pet/1/uploadImage',
       query: '',
@@ -293,24 +376,37 @@ describe('uploadPetImage over uploadMaxBytes', () => {
   it('accepts a file of exactly uploadMaxBytes', async () => {
     const file = fileOf(1024);
 
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, file)), { headers: ALL_CREDENTIALS });
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, file)), {
+      headers: ALL_CREDENTIALS,
+    });
 
     expect(result).toEqual({
       status: 200,
       data: { uploadPetImage: uploaded('1', 1024) },
     });
     expect(uploadRequests(stack.upstream()).map((request) => received(request, file))).toEqual([
-      expect.objectContaining({ path: '/api/v3/pet/1/uploadImage', bytesReceived: 1024, complete: true, body: 'the file' }),
+      expect.objectContaining({
+        path: '/api/v3/pet/1/uploadImage',
+        bytesReceived: 1024,
+        complete: true,
+        body: 'the file',
+      }),
     ]);
   });
 
   it('answers the next upload after one over the limit', async () => {
-    await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64 * KiB))), { headers: ALL_CREDENTIALS });
+    await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(64 * KiB))), {
+      headers: ALL_CREDENTIALS,
+    });
     stack.upstream();
 
-    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(1000))), { headers: ALL_CREDENTIALS });
+    const result = await postMultipart(stack.url, multipartBody(uploadOf({ petId: '1' }, fileOf(1000))), {
+      headers: ALL_CREDENTIALS,
+    });
 
     expect(result.data).toEqual({ uploadPetImage: uploaded('1', 1000) });
-    expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([['/api/v3/pet/1/uploadImage', 1000, true]]);
+    expect(stack.upstream().map((request) => [request.path, request.bytesReceived, request.complete])).toEqual([
+      ['/api/v3/pet/1/uploadImage', 1000, true],
+    ]);
   });
 });

@@ -5,7 +5,14 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
-import { closedPortUrl, json, serveGateway, startScriptedUpstream, type ScriptedUpstream, type ServedGateway } from './helpers/scripted-upstream.js';
+import {
+  closedPortUrl,
+  json,
+  serveGateway,
+  startScriptedUpstream,
+  type ScriptedUpstream,
+  type ServedGateway,
+} from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy } from './helpers/stack.js';
 
 const CAT = { id: 1, name: 'Cat 1', photoUrls: ['url1'], tags: [{ id: 1, name: 'tag1' }], status: 'available' };
@@ -26,29 +33,51 @@ const calls = () => upstream.requests.map((request) => `${request.method} ${requ
 
 describe('answers the emulator does not give', () => {
   it('updatePetWithForm reads the pet back when the upstream answers without a body', async () => {
-    upstream.answer((request) => (request.method === 'POST' ? { status: 200 } : json(200, { ...CAT, name: 'Tom', status: 'sold' })));
+    upstream.answer((request) =>
+      request.method === 'POST' ? { status: 200 } : json(200, { ...CAT, name: 'Tom', status: 'sold' }),
+    );
 
-    const result = await gateway.gql('mutation { updatePetWithForm(id: 1, name: "Tom", status: SOLD) { id name status } }', {}, ALL_CREDENTIALS);
+    const result = await gateway.gql(
+      'mutation { updatePetWithForm(id: 1, name: "Tom", status: SOLD) { id name status } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({ updatePetWithForm: { id: '1', name: 'Tom', status: 'SOLD' } });
     expect(calls()).toEqual(['POST /api/v3/pet/1?name=Tom&status=sold', 'GET /api/v3/pet/1']);
   });
 
   it('createUsers returns the list the upstream answers with (the reference server), without passwords', async () => {
-    upstream.answer(json(200, [{ id: 21, username: 'ann', password: 'pw-ann' }, { id: 22, username: 'bob', password: 'pw-bob' }]));
+    upstream.answer(
+      json(200, [
+        { id: 21, username: 'ann', password: 'pw-ann' },
+        { id: 22, username: 'bob', password: 'pw-bob' },
+      ]),
+    );
 
-    const result = await gateway.gql('mutation { createUsers(input: [{ username: "ann", password: "pw-ann" }, { username: "bob", password: "pw-bob" }]) { id username } }');
+    const result = await gateway.gql(
+      'mutation { createUsers(input: [{ username: "ann", password: "pw-ann" }, { username: "bob", password: "pw-bob" }]) { id username } }',
+    );
 
-    expect(result.data).toEqual({ createUsers: [{ id: '21', username: 'ann' }, { id: '22', username: 'bob' }] });
+    expect(result.data).toEqual({
+      createUsers: [
+        { id: '21', username: 'ann' },
+        { id: '22', username: 'bob' },
+      ],
+    });
     expect(calls()).toEqual(['POST /api/v3/user/createWithList']);
-    expect(upstream.requests[0]?.body).toBe('[{"username":"ann","password":"pw-ann"},{"username":"bob","password":"pw-bob"}]');
+    expect(upstream.requests[0]?.body).toBe(
+      '[{"username":"ann","password":"pw-ann"},{"username":"bob","password":"pw-bob"}]',
+    );
     expect(JSON.stringify(result)).not.toContain('pw-');
   });
 
   it('updateUser returns the user the upstream answers with (the reference server), with no read-back', async () => {
     upstream.answer(json(200, { id: 5, username: 'renamed', email: 'r@example.com', password: 'secret-pw' }));
 
-    const result = await gateway.gql('mutation { updateUser(username: "user5", input: { username: "renamed", password: "secret-pw" }) { id username email } }');
+    const result = await gateway.gql(
+      'mutation { updateUser(username: "user5", input: { username: "renamed", password: "secret-pw" }) { id username email } }',
+    );
 
     expect(result.data).toEqual({ updateUser: { id: '5', username: 'renamed', email: 'r@example.com' } });
     expect(calls()).toEqual(['PUT /api/v3/user/user5']);
@@ -59,11 +88,22 @@ describe('answers the emulator does not give', () => {
     upstream.answer(json(200, { ...CAT, photoUrls: ['url1', '/tmp/inflector123.tmp'] }));
     const upload = 'mutation ($file: File!) { uploadPetImage(petId: 1, file: $file) { code type message } }';
 
-    const result = await postMultipart(gateway.url, multipartBody(uploadParts({ query: upload, variables: {} }, { filename: 'a.png', contentType: 'image/png', content: Buffer.from('png') })), {
-      headers: ALL_CREDENTIALS,
-    });
+    const result = await postMultipart(
+      gateway.url,
+      multipartBody(
+        uploadParts(
+          { query: upload, variables: {} },
+          { filename: 'a.png', contentType: 'image/png', content: Buffer.from('png') },
+        ),
+      ),
+      {
+        headers: ALL_CREDENTIALS,
+      },
+    );
 
-    expect(result.data).toEqual({ uploadPetImage: { code: 200, type: 'Pet', message: 'image added to pet 1; it has 2 photo URLs' } });
+    expect(result.data).toEqual({
+      uploadPetImage: { code: 200, type: 'Pet', message: 'image added to pet 1; it has 2 photo URLs' },
+    });
     expect(calls()).toEqual(['POST /api/v3/pet/1/uploadImage']);
     expect(upstream.requests[0]?.body).toBe('png');
   });
@@ -75,9 +115,16 @@ describe('answers the emulator does not give', () => {
       body: '<ArrayList><item><id>50</id><name>Odd</name><photoUrls/><tags><tag/></tags><status>available</status></item></ArrayList>',
     });
 
-    const result = await gateway.gql('{ petsByStatus(status: [AVAILABLE]) { id photoUrls tags { id name } } }', {}, ALL_CREDENTIALS);
+    const result = await gateway.gql(
+      '{ petsByStatus(status: [AVAILABLE]) { id photoUrls tags { id name } } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
-    expect(result).toEqual({ status: 200, data: { petsByStatus: [{ id: '50', photoUrls: [], tags: [{ id: null, name: null }] }] } });
+    expect(result).toEqual({
+      status: 200,
+      data: { petsByStatus: [{ id: '50', photoUrls: [], tags: [{ id: null, name: null }] }] },
+    });
   });
 
   it('keeps only pets that carry a requested tag exactly, whatever the upstream matched', async () => {
@@ -100,7 +147,11 @@ describe('list results prime the pet loader', () => {
           { ...json(200, { id: 9, petId: 1, quantity: 1 }), delayMs: 150 },
     );
 
-    const result = await gateway.gql('{ petsByStatus(status: [AVAILABLE]) { id } order(id: 9) { pet { name } } }', {}, ALL_CREDENTIALS);
+    const result = await gateway.gql(
+      '{ petsByStatus(status: [AVAILABLE]) { id } order(id: 9) { pet { name } } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({ petsByStatus: [{ id: '1' }], order: { pet: { name: 'Cat 1' } } });
     expect(calls().sort()).toEqual(['GET /api/v3/pet/findByStatus?status=available', 'GET /api/v3/store/order/9']);
@@ -120,7 +171,12 @@ describe('credentials the upstream echoes', () => {
 
 describe('uploads to an upstream that fails', () => {
   const UPLOAD = 'mutation ($petId: ID!, $file: File!) { uploadPetImage(petId: $petId, file: $file) { code } }';
-  const body = multipartBody(uploadParts({ query: UPLOAD, variables: { petId: '1' } }, { filename: 'a.png', contentType: 'image/png', content: Buffer.alloc(2048, 7) }));
+  const body = multipartBody(
+    uploadParts(
+      { query: UPLOAD, variables: { petId: '1' } },
+      { filename: 'a.png', contentType: 'image/png', content: Buffer.alloc(2048, 7) },
+    ),
+  );
 
   it('is UPSTREAM_UNAVAILABLE when the connection is refused', async () => {
     const down = await serveGateway({ petstore: await closedPortUrl(), plants: upstream.url });
@@ -138,7 +194,10 @@ describe('uploads to an upstream that fails', () => {
 
   it('is UPSTREAM_TIMEOUT when the upstream does not answer in time', async () => {
     upstream.answer({ hang: true });
-    const impatient = await serveGateway({ petstore: upstream.url, plants: upstream.url }, { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) });
+    const impatient = await serveGateway(
+      { petstore: upstream.url, plants: upstream.url },
+      { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) },
+    );
     try {
       const result = await postMultipart(impatient.url, body, { headers: ALL_CREDENTIALS });
 

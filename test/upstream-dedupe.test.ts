@@ -12,7 +12,13 @@ import { PetStatus } from '../src/upstream/payloads.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { hold, json, startScriptedUpstream, type Answer, type ScriptedUpstream } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, defaultClientOptions, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  defaultClientOptions,
+  timeoutsSetBy,
+  type GraphQLResponse,
+} from './helpers/stack.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';
@@ -36,7 +42,10 @@ afterAll(() => upstream.close());
 
 /** A gateway over the scripted upstream, its log captured; retries off, so each call is one request. */
 async function serve(overrides: Parameters<typeof serveObserved>[1] = {}): Promise<ObservedGateway> {
-  gateway = await serveObserved({ petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url }, { upstreamRetries: 0, ...overrides });
+  gateway = await serveObserved(
+    { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
+    { upstreamRetries: 0, ...overrides },
+  );
   return gateway;
 }
 
@@ -65,7 +74,11 @@ async function samples(served: ObservedGateway, metric: string): Promise<Record<
 
 /** How many `getPetById` calls joined one already in flight, by /metrics. */
 async function joinedPetCalls(served: ObservedGateway): Promise<number> {
-  return (await samples(served, 'upstream_shared_calls_total'))['upstream_shared_calls_total{service="petstore",operation="getPetById"}'] ?? 0;
+  return (
+    (await samples(served, 'upstream_shared_calls_total'))[
+      'upstream_shared_calls_total{service="petstore",operation="getPetById"}'
+    ] ?? 0
+  );
 }
 
 /** The errors of a result without their locations, which only repeat the query text. */
@@ -82,19 +95,29 @@ async function timed<T>(promise: Promise<T>, since: number): Promise<{ value: T;
 }
 
 describe('identical reads in flight at once', () => {
-  it('50 requests asking the same pet make one upstream call, made with the first caller\'s request id, and all get the pet', async () => {
+  it("50 requests asking the same pet make one upstream call, made with the first caller's request id, and all get the pet", async () => {
     const served = await serve();
     const held = hold(json(200, PET_1));
     upstream.answer(held.answer);
 
-    const results = Promise.all(Array.from({ length: 50 }, (_, index) => served.gql(PET_QUERY, {}, { api_key: API_KEY, 'x-request-id': `caller-${index}` })));
+    const results = Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        served.gql(PET_QUERY, {}, { api_key: API_KEY, 'x-request-id': `caller-${index}` }),
+      ),
+    );
     await expect.poll(() => joinedPetCalls(served), { timeout: 5000 }).toBe(49);
     held.release();
 
     expect(await results).toEqual(Array.from({ length: 50 }, () => CAT_1));
-    expect(upstream.requests.map((request) => [request.method, request.url, request.headers['api_key'], request.headers['accept'], request.headers['authorization']])).toEqual([
-      ['GET', '/api/v3/pet/1', API_KEY, 'application/json', undefined],
-    ]);
+    expect(
+      upstream.requests.map((request) => [
+        request.method,
+        request.url,
+        request.headers['api_key'],
+        request.headers['accept'],
+        request.headers['authorization'],
+      ]),
+    ).toEqual([['GET', '/api/v3/pet/1', API_KEY, 'application/json', undefined]]);
     // The one call carried the request id of the request that started it, and no other.
     const firstCaller = upstream.requests[0]?.headers['x-request-id'];
     expect(firstCaller).toMatch(/^caller-\d+$/);
@@ -102,7 +125,16 @@ describe('identical reads in flight at once', () => {
     expect(lines).toHaveLength(50);
     for (const line of lines) {
       const shared = line['requestId'] !== firstCaller;
-      expect(line['upstream']).toEqual([{ service: 'petstore', operation: 'getPetById', method: 'GET', status: 200, durationMs: expect.any(Number) as unknown, ...(shared ? { shared: true } : {}) }]);
+      expect(line['upstream']).toEqual([
+        {
+          service: 'petstore',
+          operation: 'getPetById',
+          method: 'GET',
+          status: 200,
+          durationMs: expect.any(Number) as unknown,
+          ...(shared ? { shared: true } : {}),
+        },
+      ]);
     }
   });
 
@@ -116,19 +148,24 @@ describe('identical reads in flight at once', () => {
     held.release();
     await results;
 
-    expect(await samples(served, 'upstream_shared_calls_total')).toEqual({ 'upstream_shared_calls_total{service="petstore",operation="getPetById"}': 49 });
+    expect(await samples(served, 'upstream_shared_calls_total')).toEqual({
+      'upstream_shared_calls_total{service="petstore",operation="getPetById"}': 49,
+    });
     expect(await samples(served, 'upstream_requests_total')).toEqual({
       'upstream_requests_total{service="petstore",operation="getPetById",method="GET",status="200",outcome="ok"}': 1,
     });
   });
 
-  it('from callers with different credentials, or none, are not shared: each upstream call carries its own caller\'s credential and no other', async () => {
+  it("from callers with different credentials, or none, are not shared: each upstream call carries its own caller's credential and no other", async () => {
     const served = await serve();
     const held = hold(json(200, PET_1));
     // Each answer names the credential it was asked with, so a caller served another's answer shows.
     upstream.answer((request) => ({
       until: held.until,
-      then: json(200, { ...PET_1, name: `seen with ${String(request.headers['api_key'] ?? request.headers['authorization'] ?? 'nothing')}` }),
+      then: json(200, {
+        ...PET_1,
+        name: `seen with ${String(request.headers['api_key'] ?? request.headers['authorization'] ?? 'nothing')}`,
+      }),
     }));
     const callers: Record<string, string>[] = [
       { api_key: 'key-of-ann' },
@@ -145,9 +182,21 @@ describe('identical reads in flight at once', () => {
     held.release();
 
     expect((await results).map((result) => result.data)).toEqual(
-      ['seen with key-of-ann', 'seen with key-of-ann', 'seen with key-of-bo', 'seen with nothing', 'seen with Bearer token-of-cy', 'seen with Bearer token-of-di'].map((name) => ({ pet: { id: '1', name } })),
+      [
+        'seen with key-of-ann',
+        'seen with key-of-ann',
+        'seen with key-of-bo',
+        'seen with nothing',
+        'seen with Bearer token-of-cy',
+        'seen with Bearer token-of-di',
+      ].map((name) => ({ pet: { id: '1', name } })),
     );
-    const sent = upstream.requests.map((request) => ({ method: request.method, url: request.url, apiKey: request.headers['api_key'], authorization: request.headers['authorization'] }));
+    const sent = upstream.requests.map((request) => ({
+      method: request.method,
+      url: request.url,
+      apiKey: request.headers['api_key'],
+      authorization: request.headers['authorization'],
+    }));
     expect(sent.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
       { method: 'GET', url: '/api/v3/pet/1', apiKey: 'key-of-ann', authorization: undefined },
       { method: 'GET', url: '/api/v3/pet/1', apiKey: 'key-of-bo', authorization: undefined },
@@ -171,7 +220,7 @@ describe('identical reads in flight at once', () => {
     expect(await samples(served, 'upstream_shared_calls_total')).toEqual({});
   });
 
-  it('still count against each caller\'s own UPSTREAM_MAX_CALLS_PER_OPERATION budget', async () => {
+  it("still count against each caller's own UPSTREAM_MAX_CALLS_PER_OPERATION budget", async () => {
     const served = await serve({ upstreamMaxCallsPerOperation: 1 });
     const held = hold(json(200, PET_1));
     upstream.answer(held.answer);
@@ -186,7 +235,9 @@ describe('identical reads in flight at once', () => {
     expect(await first).toEqual(CAT_1);
     const result = await second;
     expect(result.data).toEqual({ pet: { id: '1', name: 'Cat 1' }, order: null });
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['order'], 'UPSTREAM_FANOUT_LIMIT']]);
+    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([
+      [['order'], 'UPSTREAM_FANOUT_LIMIT'],
+    ]);
     expect(calls()).toEqual([GET_PET_1]);
   });
 });
@@ -199,7 +250,16 @@ describe('a failure of a shared call', () => {
       {
         status: 200,
         data: { pet: null },
-        errors: [{ message: 'database is on fire', path: ['pet'], extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } } }],
+        errors: [
+          {
+            message: 'database is on fire',
+            path: ['pet'],
+            extensions: {
+              code: 'UPSTREAM_ERROR',
+              upstream: { service: 'petstore', operation: 'getPetById', status: 500 },
+            },
+          },
+        ],
       },
     ],
     [
@@ -208,7 +268,16 @@ describe('a failure of a shared call', () => {
       {
         status: 200,
         data: { pet: null },
-        errors: [{ message: 'Service is down', path: ['pet'], extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 503 } } }],
+        errors: [
+          {
+            message: 'Service is down',
+            path: ['pet'],
+            extensions: {
+              code: 'UPSTREAM_UNAVAILABLE',
+              upstream: { service: 'petstore', operation: 'getPetById', status: 503 },
+            },
+          },
+        ],
       },
     ],
     [
@@ -217,7 +286,13 @@ describe('a failure of a shared call', () => {
       {
         status: 200,
         data: { pet: null },
-        errors: [{ message: 'petstore is unavailable for getPetById', path: ['pet'], extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById' } } }],
+        errors: [
+          {
+            message: 'petstore is unavailable for getPetById',
+            path: ['pet'],
+            extensions: { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById' } },
+          },
+        ],
       },
     ],
     // A 404 is a missing pet: null for every caller, without an error.
@@ -233,7 +308,9 @@ describe('a failure of a shared call', () => {
     await expect.poll(() => joinedPetCalls(served), { timeout: 3000 }).toBe(9);
     held.release();
 
-    expect((await results).map((result) => ({ ...result, ...(result.errors ? { errors: errorsOf(result) } : {}) }))).toEqual(Array.from({ length: 10 }, () => expected));
+    expect(
+      (await results).map((result) => ({ ...result, ...(result.errors ? { errors: errorsOf(result) } : {}) })),
+    ).toEqual(Array.from({ length: 10 }, () => expected));
     expect(calls()).toEqual([GET_PET_1]);
   });
 
@@ -260,13 +337,19 @@ describe('a failure of a shared call', () => {
   });
 });
 
-describe('each caller\'s deadline', () => {
+describe("each caller's deadline", () => {
   const TIMEOUT_MS = 600;
   // The phase timeouts default to the deadline, and undici checks them on a coarse clock that can
   // end a call before it; set far beyond it, the deadline is what ends a call here.
-  const DEADLINE_ONLY = { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), UPSTREAM_HEADERS_TIMEOUT_MS: '10000', UPSTREAM_BODY_TIMEOUT_MS: '10000' }) };
+  const DEADLINE_ONLY = {
+    upstreamTimeouts: timeoutsSetBy({
+      UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
+      UPSTREAM_HEADERS_TIMEOUT_MS: '10000',
+      UPSTREAM_BODY_TIMEOUT_MS: '10000',
+    }),
+  };
 
-  it('holds for a caller that joins late: it times out at its own deadline, not at the first caller\'s, nor later', async () => {
+  it("holds for a caller that joins late: it times out at its own deadline, not at the first caller's, nor later", async () => {
     const served = await serve(DEADLINE_ONLY);
     upstream.answer({ hang: true });
     const started = performance.now();
@@ -279,7 +362,13 @@ describe('each caller\'s deadline', () => {
     await expect.poll(() => joinedPetCalls(served)).toBe(1);
 
     const [firstOutcome, lateOutcome] = await Promise.all([first, late]);
-    const timeoutError = [{ message: `petstore did not answer getPetById within ${TIMEOUT_MS} ms`, path: ['pet'], extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } } }];
+    const timeoutError = [
+      {
+        message: `petstore did not answer getPetById within ${TIMEOUT_MS} ms`,
+        path: ['pet'],
+        extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } },
+      },
+    ];
     expect(errorsOf(firstOutcome.value)).toEqual(timeoutError);
     expect(errorsOf(lateOutcome.value)).toEqual(timeoutError);
     // Each waited its own deadline, from when it asked (timers fire a little late, never early).
@@ -318,11 +407,19 @@ describe('a change', () => {
     const held = hold(json(200, PET_1));
     const renamed = json(200, { ...PET_1, name: 'Renamed' });
     // The first read is held; the change and every later read are answered at once.
-    upstream.answer((request) => (request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1 ? held.answer : renamed));
+    upstream.answer((request) =>
+      request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1
+        ? held.answer
+        : renamed,
+    );
 
     const before = [served.gql(PET_QUERY, {}, ALL_CREDENTIALS), served.gql(PET_QUERY, {}, ALL_CREDENTIALS)];
     await expect.poll(() => joinedPetCalls(served)).toBe(1);
-    const change = await served.gql('mutation { updatePet(id: 1, input: { name: "Renamed" }) { name } }', {}, ALL_CREDENTIALS);
+    const change = await served.gql(
+      'mutation { updatePet(id: 1, input: { name: "Renamed" }) { name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
     const after = served.gql(PET_QUERY, {}, ALL_CREDENTIALS);
     // The held read is still held: the later read reaches the upstream on its own.
     await expect.poll(() => calls()).toEqual([GET_PET_1, 'PUT /api/v3/pet', GET_PET_1]);
@@ -335,16 +432,35 @@ describe('a change', () => {
     expect(await joinedPetCalls(served)).toBe(1);
   });
 
-  const READ: UpstreamRequest = { operation: 'read', method: 'GET', path: '/pet/1', headers: { accept: 'application/json' } };
+  const READ: UpstreamRequest = {
+    operation: 'read',
+    method: 'GET',
+    path: '/pet/1',
+    headers: { accept: 'application/json' },
+  };
   const JSON_BODY = { contentType: 'application/json', data: '{}' };
   const SEALING: [string, UpstreamRequest, UpstreamRequest, string[]][] = [
-    ['PUT /pet, GET /pet/1', { operation: 'updatePet', method: 'PUT', path: '/pet', body: JSON_BODY }, READ, ['GET /api/v3/pet/1', 'PUT /api/v3/pet', 'GET /api/v3/pet/1']],
-    ['DELETE /pet/1, GET /pet/1', { operation: 'deletePet', method: 'DELETE', path: '/pet/1', ignoreBody: true }, READ, ['GET /api/v3/pet/1', 'DELETE /api/v3/pet/1', 'GET /api/v3/pet/1']],
+    [
+      'PUT /pet, GET /pet/1',
+      { operation: 'updatePet', method: 'PUT', path: '/pet', body: JSON_BODY },
+      READ,
+      ['GET /api/v3/pet/1', 'PUT /api/v3/pet', 'GET /api/v3/pet/1'],
+    ],
+    [
+      'DELETE /pet/1, GET /pet/1',
+      { operation: 'deletePet', method: 'DELETE', path: '/pet/1', ignoreBody: true },
+      READ,
+      ['GET /api/v3/pet/1', 'DELETE /api/v3/pet/1', 'GET /api/v3/pet/1'],
+    ],
     [
       'POST /pet/1, GET /pet/findByStatus',
       { operation: 'updatePetWithForm', method: 'POST', path: '/pet/1', query: { name: 'Rex' } },
       { ...READ, path: '/pet/findByStatus', query: { status: 'sold' } },
-      ['GET /api/v3/pet/findByStatus?status=sold', 'POST /api/v3/pet/1?name=Rex', 'GET /api/v3/pet/findByStatus?status=sold'],
+      [
+        'GET /api/v3/pet/findByStatus?status=sold',
+        'POST /api/v3/pet/1?name=Rex',
+        'GET /api/v3/pet/findByStatus?status=sold',
+      ],
     ],
     [
       'POST /store/order, GET /store/order/5',
@@ -358,35 +474,56 @@ describe('a change', () => {
       { ...READ, path: '/store/inventory' },
       ['GET /api/v3/store/inventory', 'POST /api/v3/store/order', 'GET /api/v3/store/inventory'],
     ],
-    ['PUT /user/x, GET /user/x', { operation: 'updateUser', method: 'PUT', path: '/user/x', body: JSON_BODY }, { ...READ, path: '/user/x' }, ['GET /api/v3/user/x', 'PUT /api/v3/user/x', 'GET /api/v3/user/x']],
+    [
+      'PUT /user/x, GET /user/x',
+      { operation: 'updateUser', method: 'PUT', path: '/user/x', body: JSON_BODY },
+      { ...READ, path: '/user/x' },
+      ['GET /api/v3/user/x', 'PUT /api/v3/user/x', 'GET /api/v3/user/x'],
+    ],
   ];
 
-  it.each(SEALING)('(%s): a read that starts after the change does not join the read in flight since before it', async (_, change, read, expectedCalls) => {
-    const petstore = petstoreClient();
-    const held = hold(json(200, { before: true }));
-    upstream.answer((request) => (request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1 ? held.answer : json(200, { before: false })));
+  it.each(SEALING)(
+    '(%s): a read that starts after the change does not join the read in flight since before it',
+    async (_, change, read, expectedCalls) => {
+      const petstore = petstoreClient();
+      const held = hold(json(200, { before: true }));
+      upstream.answer((request) =>
+        request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1
+          ? held.answer
+          : json(200, { before: false }),
+      );
 
-    const before = petstore.request(read);
-    await expect.poll(() => upstream.requests.length).toBe(1);
-    await petstore.request(change);
-    const after = petstore.request(read);
-    // The first read is still held: the later one reaches the upstream on its own.
-    await expect.poll(() => calls()).toEqual(expectedCalls);
-    held.release();
+      const before = petstore.request(read);
+      await expect.poll(() => upstream.requests.length).toBe(1);
+      await petstore.request(change);
+      const after = petstore.request(read);
+      // The first read is still held: the later one reaches the upstream on its own.
+      await expect.poll(() => calls()).toEqual(expectedCalls);
+      held.release();
 
-    expect((await after).body).toEqual({ before: false });
-    expect((await before).body).toEqual({ before: true });
-  });
+      expect((await after).body).toEqual({ before: false });
+      expect((await before).body).toEqual({ before: true });
+    },
+  );
 
   it('in flight makes the reads that started meanwhile take no more callers once it has ended', async () => {
     const petstore = petstoreClient();
     const changeHeld = hold(json(200, {}));
     const readHeld = hold(json(200, { before: true }));
     upstream.answer((request) =>
-      request.method === 'PUT' ? changeHeld.answer : upstream.requests.filter((received) => received.method === 'GET').length === 1 ? readHeld.answer : json(200, { before: false }),
+      request.method === 'PUT'
+        ? changeHeld.answer
+        : upstream.requests.filter((received) => received.method === 'GET').length === 1
+          ? readHeld.answer
+          : json(200, { before: false }),
     );
 
-    const change = petstore.request({ operation: 'updatePet', method: 'PUT', path: '/pet', body: { contentType: 'application/json', data: '{}' } });
+    const change = petstore.request({
+      operation: 'updatePet',
+      method: 'PUT',
+      path: '/pet',
+      body: { contentType: 'application/json', data: '{}' },
+    });
     await expect.poll(() => upstream.requests.length).toBe(1);
     // Started while the change is in flight: the upstream may answer it before or after carrying the change out.
     const during = petstore.request(READ);
@@ -408,7 +545,12 @@ describe('a change', () => {
 
     const first = petstore.request(READ);
     await expect.poll(() => upstream.requests.length).toBe(1);
-    await petstore.request({ operation: 'placeOrder', method: 'POST', path: '/store/order', body: { contentType: 'application/json', data: '{}' } });
+    await petstore.request({
+      operation: 'placeOrder',
+      method: 'POST',
+      path: '/store/order',
+      body: { contentType: 'application/json', data: '{}' },
+    });
     const second = petstore.request(READ);
     held.release();
 
@@ -420,24 +562,54 @@ describe('a change', () => {
   });
 
   it.each([
-    ['POST', { operation: 'addPet', method: 'POST', path: '/pet', headers: { accept: 'application/json' }, body: { contentType: 'application/json', data: '{"id":1}' } }],
-    ['PUT', { operation: 'updatePet', method: 'PUT', path: '/pet', headers: { accept: 'application/json' }, body: { contentType: 'application/json', data: '{"id":1}' } }],
-    ['DELETE', { operation: 'deletePet', method: 'DELETE', path: '/pet/1', headers: { authorization: 'Bearer token-of-ann' }, ignoreBody: true }],
-  ] as [string, UpstreamRequest][])('(%s) is never shared: two identical ones in flight at once are two upstream calls', async (method, call) => {
-    const petstore = petstoreClient();
-    const held = hold(json(200, { id: 1 }));
-    upstream.answer(held.answer);
+    [
+      'POST',
+      {
+        operation: 'addPet',
+        method: 'POST',
+        path: '/pet',
+        headers: { accept: 'application/json' },
+        body: { contentType: 'application/json', data: '{"id":1}' },
+      },
+    ],
+    [
+      'PUT',
+      {
+        operation: 'updatePet',
+        method: 'PUT',
+        path: '/pet',
+        headers: { accept: 'application/json' },
+        body: { contentType: 'application/json', data: '{"id":1}' },
+      },
+    ],
+    [
+      'DELETE',
+      {
+        operation: 'deletePet',
+        method: 'DELETE',
+        path: '/pet/1',
+        headers: { authorization: 'Bearer token-of-ann' },
+        ignoreBody: true,
+      },
+    ],
+  ] as [string, UpstreamRequest][])(
+    '(%s) is never shared: two identical ones in flight at once are two upstream calls',
+    async (method, call) => {
+      const petstore = petstoreClient();
+      const held = hold(json(200, { id: 1 }));
+      upstream.answer(held.answer);
 
-    const both = Promise.all([petstore.request(call), petstore.request(call)]);
-    await expect.poll(() => upstream.requests.length).toBe(2);
-    held.release();
-    await both;
+      const both = Promise.all([petstore.request(call), petstore.request(call)]);
+      await expect.poll(() => upstream.requests.length).toBe(2);
+      held.release();
+      await both;
 
-    expect(upstream.requests.map((request) => [request.method, request.url, request.body])).toEqual([
-      [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
-      [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
-    ]);
-  });
+      expect(upstream.requests.map((request) => [request.method, request.url, request.body])).toEqual([
+        [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
+        [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
+      ]);
+    },
+  );
 
   it('(two addPet mutations at once) sends two POSTs', async () => {
     const served = await serve();
@@ -469,17 +641,33 @@ describe('the shared answer', () => {
   }
 
   it('is only read, never changed, by the pet store operations: each caller decodes a payload of its own from it', async () => {
-    const pet = { id: 1, name: 'Cat 1', category: { id: 2, name: 'Cats' }, photoUrls: ['a.jpg'], tags: [{ id: 3, name: 'soft' }], status: 'sold' };
+    const pet = {
+      id: 1,
+      name: 'Cat 1',
+      category: { id: 2, name: 'Cats' },
+      photoUrls: ['a.jpg'],
+      tags: [{ id: 3, name: 'soft' }],
+      status: 'sold',
+    };
     const bodies: Record<string, unknown> = {
       '/pet/1': pet,
       '/pet/findByStatus': [pet],
       '/pet/findByTags': [pet],
       '/store/inventory': { sold: 1, available: 2 },
-      '/store/order/5': { id: 5, petId: 1, quantity: 1, shipDate: '2025-01-01T00:00:00.000Z', status: 'placed', complete: false },
+      '/store/order/5': {
+        id: 5,
+        petId: 1,
+        quantity: 1,
+        shipDate: '2025-01-01T00:00:00.000Z',
+        status: 'placed',
+        complete: false,
+      },
       '/user/ann': { id: 7, username: 'ann', firstName: 'Ann' },
     };
     // One frozen answer per path, handed to every call, as a shared call hands it to every caller.
-    const answers = new Map(Object.entries(bodies).map(([path, body]) => [path, { status: 200, body: deepFreeze(body) }]));
+    const answers = new Map(
+      Object.entries(bodies).map(([path, body]) => [path, { status: 200, body: deepFreeze(body) }]),
+    );
     const shared: UpstreamClient = {
       service: 'petstore',
       request: (call) => Promise.resolve(answers.get(call.path) ?? { status: 404, body: undefined }),
@@ -500,7 +688,14 @@ describe('the shared answer', () => {
     const [mine, theirs] = [await readAll(), await readAll()];
 
     expect(mine).toEqual(theirs);
-    expect(mine[0]).toEqual({ id: '1', name: 'Cat 1', category: { id: '2', name: 'Cats' }, photoUrls: ['a.jpg'], tags: [{ id: '3', name: 'soft' }], status: 'sold' });
+    expect(mine[0]).toEqual({
+      id: '1',
+      name: 'Cat 1',
+      category: { id: '2', name: 'Cats' },
+      photoUrls: ['a.jpg'],
+      tags: [{ id: '3', name: 'soft' }],
+      status: 'sold',
+    });
     // Payloads are new objects, down to their lists and records: no two callers hold the same one.
     mine.forEach((payload, index) => expect(payload).not.toBe(theirs[index]));
     expect(mine[0].tags).not.toBe(theirs[0].tags);

@@ -8,12 +8,15 @@ import type { BodyFormat } from '../src/upstream/codec.js';
 import { ALL_CREDENTIALS, received, type Stack, useStack } from './helpers/stack.js';
 import { UPSTREAM } from './helpers/upstream.js';
 
-
 /** Posts a GraphQL operation with every credential and returns the response as raw text. */
 async function responseText(stack: Stack, query: string, variables: Record<string, unknown>): Promise<string> {
   const response = await fetch(stack.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...ALL_CREDENTIALS },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...ALL_CREDENTIALS,
+    },
     body: JSON.stringify({ query, variables }),
   });
   return response.text();
@@ -38,7 +41,15 @@ describe('user(username)', () => {
     expect(result).toEqual({
       status: 200,
       data: {
-        user: { id: '1', username: 'user1', firstName: 'first name 1', lastName: 'last name 1', email: 'email1@test.com', phone: '123-456-7890', userStatus: 1 },
+        user: {
+          id: '1',
+          username: 'user1',
+          firstName: 'first name 1',
+          lastName: 'last name 1',
+          email: 'email1@test.com',
+          phone: '123-456-7890',
+          userStatus: 1,
+        },
       },
     });
   });
@@ -46,7 +57,9 @@ describe('user(username)', () => {
   it('sends GET /user/{username} without forwarding any credential', async () => {
     await stack.gql('{ user(username: "user2") { username } }', {}, ALL_CREDENTIALS);
 
-    expect(received(stack)).toEqual([{ method: 'GET', path: '/api/v3/user/user2', query: '', contentType: undefined, ...NO_CREDENTIAL, body: '' }]);
+    expect(received(stack)).toEqual([
+      { method: 'GET', path: '/api/v3/user/user2', query: '', contentType: undefined, ...NO_CREDENTIAL, body: '' },
+    ]);
   });
 
   it('is null, without an error, when the user does not exist', async () => {
@@ -65,18 +78,32 @@ describe('user(username)', () => {
     ['zoë/名前', '/api/v3/user/zo%C3%AB%2F%E5%90%8D%E5%89%8D'],
     ['%2E%2E', '/api/v3/user/%252E%252E'],
   ])('sends the name %j as one percent-encoded path segment (%s), never another path', async (username, rawPath) => {
-    const result = await stack.gql('query ($username: String!) { user(username: $username) { username } }', { username }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'query ($username: String!) { user(username: $username) { username } }',
+      { username },
+      ALL_CREDENTIALS,
+    );
 
     expect(result).toEqual({ status: 200, data: { user: null } });
-    expect(received(stack)).toEqual([{ method: 'GET', path: rawPath, query: '', contentType: undefined, ...NO_CREDENTIAL, body: '' }]);
+    expect(received(stack)).toEqual([
+      { method: 'GET', path: rawPath, query: '', contentType: undefined, ...NO_CREDENTIAL, body: '' },
+    ]);
   });
 
   it('finds a user whose name has slashes, question marks, spaces and unicode', async () => {
     const username = 'zoë/../a?b c';
-    await stack.gql('mutation ($input: UserInput!) { createUser(input: $input) { username } }', { input: { username } }, ALL_CREDENTIALS);
+    await stack.gql(
+      'mutation ($input: UserInput!) { createUser(input: $input) { username } }',
+      { input: { username } },
+      ALL_CREDENTIALS,
+    );
     stack.upstream();
 
-    const result = await stack.gql('query ($username: String!) { user(username: $username) { username } }', { username }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'query ($username: String!) { user(username: $username) { username } }',
+      { username },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({ user: { username } });
     expect(received(stack).map((request) => [request.method, request.path, request.query])).toEqual([
@@ -88,7 +115,9 @@ describe('user(username)', () => {
     const result = await stack.gql('{ user(username: "") { username } }', {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ user: null });
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([[['user'], 'BAD_USER_INPUT']]);
+    expect(result.errors?.map((error) => [error.path, error.extensions?.['code']])).toEqual([
+      [['user'], 'BAD_USER_INPUT'],
+    ]);
     expect(stack.upstream()).toEqual([]);
   });
 });
@@ -105,18 +134,34 @@ describe('the User type', () => {
   });
 
   it('lists no password field in introspection, while UserInput accepts one', async () => {
-    const result = await stack.gql('{ user: __type(name: "User") { fields { name } } input: __type(name: "UserInput") { inputFields { name } } }');
+    const result = await stack.gql(
+      '{ user: __type(name: "User") { fields { name } } input: __type(name: "UserInput") { inputFields { name } } }',
+    );
 
     expect(result.data).toEqual({
-      user: { fields: ['id', 'username', 'firstName', 'lastName', 'email', 'phone', 'userStatus'].map((name) => ({ name })) },
-      input: { inputFields: ['id', 'username', 'firstName', 'lastName', 'email', 'password', 'phone', 'userStatus'].map((name) => ({ name })) },
+      user: {
+        fields: ['id', 'username', 'firstName', 'lastName', 'email', 'phone', 'userStatus'].map((name) => ({ name })),
+      },
+      input: {
+        inputFields: ['id', 'username', 'firstName', 'lastName', 'email', 'password', 'phone', 'userStatus'].map(
+          (name) => ({ name }),
+        ),
+      },
     });
     expect(stack.upstream()).toEqual([]);
   });
 });
 
 /** The user the createUser tests create: an int64 id, a name and password that need escaping in every format. */
-const NEW_USER = { id: MAX_INT64, username: 'zoë lee', firstName: 'Zoë', email: 'zoe@example.com', password: 's3cr&t<pa55>', phone: '555-0100', userStatus: 2 };
+const NEW_USER = {
+  id: MAX_INT64,
+  username: 'zoë lee',
+  firstName: 'Zoë',
+  email: 'zoe@example.com',
+  password: 's3cr&t<pa55>',
+  phone: '555-0100',
+  userStatus: 2,
+};
 
 const CREATE_USER_BODIES: Record<BodyFormat, { contentType: string; body: string }> = {
   json: {
@@ -136,7 +181,14 @@ const CREATE_USER_BODIES: Record<BodyFormat, { contentType: string; body: string
 };
 
 /** The change the updateUser tests make: user1 renamed, with a new password. */
-const RENAMED_USER = { id: '1', username: 'user1-renamed', firstName: 'Renamed', email: 'renamed@test.com', password: 'n3w&pw', userStatus: 3 };
+const RENAMED_USER = {
+  id: '1',
+  username: 'user1-renamed',
+  firstName: 'Renamed',
+  email: 'renamed@test.com',
+  password: 'n3w&pw',
+  userStatus: 3,
+};
 
 const UPDATE_USER_BODIES: Record<BodyFormat, { contentType: string; body: string }> = {
   json: {
@@ -167,14 +219,26 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
 
       expect(result).toEqual({
         status: 200,
-        data: { createUser: { id: MAX_INT64, username: 'zoë lee', firstName: 'Zoë', lastName: null, email: 'zoe@example.com', phone: '555-0100', userStatus: 2 } },
+        data: {
+          createUser: {
+            id: MAX_INT64,
+            username: 'zoë lee',
+            firstName: 'Zoë',
+            lastName: null,
+            email: 'zoe@example.com',
+            phone: '555-0100',
+            userStatus: 2,
+          },
+        },
       });
     });
 
     it(`sends POST /user with the password in the exact ${format} body, and no credential`, async () => {
       await stack.gql(CREATE_USER, { input: NEW_USER }, ALL_CREDENTIALS);
 
-      expect(received(stack)).toEqual([{ method: 'POST', path: '/api/v3/user', query: '', ...NO_CREDENTIAL, ...CREATE_USER_BODIES[format] }]);
+      expect(received(stack)).toEqual([
+        { method: 'POST', path: '/api/v3/user', query: '', ...NO_CREDENTIAL, ...CREATE_USER_BODIES[format] },
+      ]);
     });
 
     it('never returns the password, although the upstream echoes it', async () => {
@@ -183,7 +247,9 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
       expect(text).toContain('zoe@example.com');
       expect(text).not.toContain(NEW_USER.password);
       expect(text).not.toContain('s3cr');
-      expect(received(stack).map((request) => [request.method, request.path, request.body.includes('s3cr')])).toEqual([['POST', '/api/v3/user', true]]);
+      expect(received(stack).map((request) => [request.method, request.path, request.body.includes('s3cr')])).toEqual([
+        ['POST', '/api/v3/user', true],
+      ]);
       // The upstream does hold and echo a password: keeping it out of the answer is the gateway's
       // doing. (The reference server stores its mask `XXXXXXXXXXX` for a form-encoded user.)
       const stored = UPSTREAM === 'reference' && format === 'form' ? 'XXXXXXXXXXX' : NEW_USER.password;
@@ -195,7 +261,11 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
 
   describe('createUsers', () => {
     it('sends POST /user/createWithList with a JSON array body, whatever the configured body format', async () => {
-      await stack.gql('mutation ($input: [UserInput!]!) { createUsers(input: $input) { username } }', { input: [NEW_USER, { username: 'bob', password: 'b0b' }] }, ALL_CREDENTIALS);
+      await stack.gql(
+        'mutation ($input: [UserInput!]!) { createUsers(input: $input) { username } }',
+        { input: [NEW_USER, { username: 'bob', password: 'b0b' }] },
+        ALL_CREDENTIALS,
+      );
 
       expect(received(stack)).toEqual([
         {
@@ -214,8 +284,21 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
     it(`sends PUT /user/{username} with the exact ${format} body, then reads the user back under its new name unless the PUT answered it`, async () => {
       await stack.gql(UPDATE_USER, { username: 'user1', input: RENAMED_USER }, ALL_CREDENTIALS);
 
-      const put = { method: 'PUT', path: '/api/v3/user/user1', query: '', ...NO_CREDENTIAL, ...UPDATE_USER_BODIES[format] };
-      const readBack = { method: 'GET', path: '/api/v3/user/user1-renamed', query: '', contentType: undefined, ...NO_CREDENTIAL, body: '' };
+      const put = {
+        method: 'PUT',
+        path: '/api/v3/user/user1',
+        query: '',
+        ...NO_CREDENTIAL,
+        ...UPDATE_USER_BODIES[format],
+      };
+      const readBack = {
+        method: 'GET',
+        path: '/api/v3/user/user1-renamed',
+        query: '',
+        contentType: undefined,
+        ...NO_CREDENTIAL,
+        body: '',
+      };
       expect(received(stack)).toEqual(PUT_USER_ANSWERS_THE_USER ? [put] : [put, readBack]);
     });
 
@@ -224,7 +307,17 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
 
       expect(result).toEqual({
         status: 200,
-        data: { updateUser: { id: '1', username: 'user1-renamed', firstName: 'Renamed', lastName: null, email: 'renamed@test.com', phone: null, userStatus: 3 } },
+        data: {
+          updateUser: {
+            id: '1',
+            username: 'user1-renamed',
+            firstName: 'Renamed',
+            lastName: null,
+            email: 'renamed@test.com',
+            phone: null,
+            userStatus: 3,
+          },
+        },
       });
     });
 
@@ -232,10 +325,18 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
       await stack.gql(UPDATE_USER, { username: 'user1', input: RENAMED_USER }, ALL_CREDENTIALS);
       stack.upstream();
 
-      const result = await stack.gql('{ old: user(username: "user1") { username } new: user(username: "user1-renamed") { id username } }', {}, ALL_CREDENTIALS);
+      const result = await stack.gql(
+        '{ old: user(username: "user1") { username } new: user(username: "user1-renamed") { id username } }',
+        {},
+        ALL_CREDENTIALS,
+      );
 
       expect(result.data).toEqual({ old: null, new: { id: '1', username: 'user1-renamed' } });
-      expect(received(stack).map((request) => request.path).sort()).toEqual(['/api/v3/user/user1', '/api/v3/user/user1-renamed']);
+      expect(
+        received(stack)
+          .map((request) => request.path)
+          .sort(),
+      ).toEqual(['/api/v3/user/user1', '/api/v3/user/user1-renamed']);
     });
   });
 });
@@ -248,7 +349,11 @@ describe('createUsers', () => {
       { username: 'erin', userStatus: 1 },
     ];
 
-    const result = await stack.gql('mutation ($input: [UserInput!]!) { createUsers(input: $input) { id username firstName userStatus } }', { input }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'mutation ($input: [UserInput!]!) { createUsers(input: $input) { id username firstName userStatus } }',
+      { input },
+      ALL_CREDENTIALS,
+    );
 
     // The reference server answers the users as it stored them: its User has primitive `id` and
     // `userStatus`, so the ones left out are 0. The emulator answers no list; the gateway returns the input.
@@ -275,13 +380,25 @@ describe('createUsers', () => {
   });
 
   it('stores every user of the list', async () => {
-    await stack.gql('mutation { createUsers(input: [{ username: "carol" }, { username: "dave" }]) { username } }', {}, ALL_CREDENTIALS);
+    await stack.gql(
+      'mutation { createUsers(input: [{ username: "carol" }, { username: "dave" }]) { username } }',
+      {},
+      ALL_CREDENTIALS,
+    );
     stack.upstream();
 
-    const result = await stack.gql('{ carol: user(username: "carol") { username } dave: user(username: "dave") { username } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      '{ carol: user(username: "carol") { username } dave: user(username: "dave") { username } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toEqual({ carol: { username: 'carol' }, dave: { username: 'dave' } });
-    expect(received(stack).map((request) => request.path).sort()).toEqual(['/api/v3/user/carol', '/api/v3/user/dave']);
+    expect(
+      received(stack)
+        .map((request) => request.path)
+        .sort(),
+    ).toEqual(['/api/v3/user/carol', '/api/v3/user/dave']);
   });
 
   it('rejects an empty list with BAD_USER_INPUT before any upstream call', async () => {
@@ -295,50 +412,88 @@ describe('createUsers', () => {
   });
 
   it('rejects a user with an empty name with BAD_USER_INPUT, naming it, before any upstream call', async () => {
-    const result = await stack.gql('mutation { createUsers(input: [{ username: "carol" }, { username: "" }]) { username } }', {}, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      'mutation { createUsers(input: [{ username: "carol" }, { username: "" }]) { username } }',
+      {},
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toBeNull();
-    expect(result.errors?.map((error) => [error.extensions?.['code'], error.message])).toEqual([['BAD_USER_INPUT', 'input[1].username must not be empty']]);
+    expect(result.errors?.map((error) => [error.extensions?.['code'], error.message])).toEqual([
+      ['BAD_USER_INPUT', 'input[1].username must not be empty'],
+    ]);
     expect(stack.upstream()).toEqual([]);
   });
 });
 
 describe('updateUser', () => {
   it('keeps the name when the input repeats it: PUT, and read back under the same name unless the PUT answered the user', async () => {
-    const result = await stack.gql(UPDATE_USER, { username: 'user2', input: { id: '2', username: 'user2', phone: '555-0199' } }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      UPDATE_USER,
+      { username: 'user2', input: { id: '2', username: 'user2', phone: '555-0199' } },
+      ALL_CREDENTIALS,
+    );
 
     // The reference server's User has a primitive `userStatus`: left out, it is stored as 0.
     const userStatus = UPSTREAM === 'reference' ? 0 : null;
-    expect(result.data).toEqual({ updateUser: { id: '2', username: 'user2', firstName: null, lastName: null, email: null, phone: '555-0199', userStatus } });
+    expect(result.data).toEqual({
+      updateUser: {
+        id: '2',
+        username: 'user2',
+        firstName: null,
+        lastName: null,
+        email: null,
+        phone: '555-0199',
+        userStatus,
+      },
+    });
     const put = ['PUT', '/api/v3/user/user2', '{"id":2,"username":"user2","phone":"555-0199"}'];
     const readBack = ['GET', '/api/v3/user/user2', ''];
-    expect(received(stack).map((request) => [request.method, request.path, request.body])).toEqual(PUT_USER_ANSWERS_THE_USER ? [put] : [put, readBack]);
+    expect(received(stack).map((request) => [request.method, request.path, request.body])).toEqual(
+      PUT_USER_ANSWERS_THE_USER ? [put] : [put, readBack],
+    );
   });
 
   it('is NOT_FOUND, with the upstream status 404, when the user does not exist', async () => {
-    const result = await stack.gql(UPDATE_USER, { username: 'nobody', input: { username: 'somebody' } }, ALL_CREDENTIALS);
+    const result = await stack.gql(
+      UPDATE_USER,
+      { username: 'nobody', input: { username: 'somebody' } },
+      ALL_CREDENTIALS,
+    );
 
     expect(result.data).toBeNull();
     expect(result.errors).toHaveLength(1);
     expect(result.errors?.[0]?.path).toEqual(['updateUser']);
-    expect(result.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND', upstream: { service: 'petstore', operation: 'updateUser', status: 404 } });
-    expect(received(stack).map((request) => [request.method, request.path, request.body])).toEqual([['PUT', '/api/v3/user/nobody', '{"username":"somebody"}']]);
+    expect(result.errors?.[0]?.extensions).toEqual({
+      code: 'NOT_FOUND',
+      upstream: { service: 'petstore', operation: 'updateUser', status: 404 },
+    });
+    expect(received(stack).map((request) => [request.method, request.path, request.body])).toEqual([
+      ['PUT', '/api/v3/user/nobody', '{"username":"somebody"}'],
+    ]);
   });
 
   it('percent-encodes the current name as one path segment', async () => {
     await stack.gql(UPDATE_USER, { username: '../pet/1', input: { username: 'x' } }, ALL_CREDENTIALS);
 
-    expect(received(stack).map((request) => [request.method, request.path, request.query])).toEqual([['PUT', '/api/v3/user/%2E%2E%2Fpet%2F1', '']]);
+    expect(received(stack).map((request) => [request.method, request.path, request.query])).toEqual([
+      ['PUT', '/api/v3/user/%2E%2E%2Fpet%2F1', ''],
+    ]);
   });
 
   it.each([
     ['the current name', '', 'user1', 'username must not be empty'],
     ['the new name', 'user1', '', 'input.username must not be empty'],
-  ])('rejects an empty user name as %s with BAD_USER_INPUT before any upstream call', async (_, username, newName, message) => {
-    const result = await stack.gql(UPDATE_USER, { username, input: { username: newName } }, ALL_CREDENTIALS);
+  ])(
+    'rejects an empty user name as %s with BAD_USER_INPUT before any upstream call',
+    async (_, username, newName, message) => {
+      const result = await stack.gql(UPDATE_USER, { username, input: { username: newName } }, ALL_CREDENTIALS);
 
-    expect(result.data).toBeNull();
-    expect(result.errors?.map((error) => [error.path, error.extensions?.['code'], error.message])).toEqual([[['updateUser'], 'BAD_USER_INPUT', message]]);
-    expect(stack.upstream()).toEqual([]);
-  });
+      expect(result.data).toBeNull();
+      expect(result.errors?.map((error) => [error.path, error.extensions?.['code'], error.message])).toEqual([
+        [['updateUser'], 'BAD_USER_INPUT', message],
+      ]);
+      expect(stack.upstream()).toEqual([]);
+    },
+  );
 });

@@ -37,7 +37,9 @@ describe('WORKERS=2 on the embedded emulator', () => {
     const results = [];
     for (let index = 0; index < 8; index += 1) results.push(await query(url));
 
-    expect(results.every((result) => result.status === 200 && JSON.stringify(result.data) === '{"pet":{"name":"Cat 1"}}')).toBe(true);
+    expect(
+      results.every((result) => result.status === 200 && JSON.stringify(result.data) === '{"pet":{"name":"Cat 1"}}'),
+    ).toBe(true);
     expect(output()).toContain('Workers: 2 processes (WORKERS)');
     // Log lines are written in batches (at most 250 ms late).
     await expect.poll(() => requestLines().length, { timeout: 3000 }).toBe(8);
@@ -52,12 +54,19 @@ describe('WORKERS=2 on the embedded emulator', () => {
 
     process.kill(victim as number, 'SIGKILL');
 
-    const [line] = await waitFor(output, new RegExp(`\\{[^\\n]*"msg":"worker ${victim} exited \\(SIGKILL\\) after \\d+ s; starting another in 100 ms"\\}`));
+    const [line] = await waitFor(
+      output,
+      new RegExp(`\\{[^\\n]*"msg":"worker ${victim} exited \\(SIGKILL\\) after \\d+ s; starting another in 100 ms"\\}`),
+    );
     expect(JSON.parse(line)).toMatchObject({ level: 'warn', worker: victim, signal: 'SIGKILL', restartInMs: 100 });
     await waitFor(output, /"msg":"worker \d+ is serving"/, 20_000);
     for (let index = 0; index < 8; index += 1) expect((await query(url)).data).toEqual({ pet: { name: 'Cat 1' } });
     await expect.poll(() => requestLines().length, { timeout: 3000 }).toBe(12);
-    const laterPids = new Set(requestLines().slice(4).map((line) => line.pid));
+    const laterPids = new Set(
+      requestLines()
+        .slice(4)
+        .map((line) => line.pid),
+    );
     expect(laterPids.has(victim as number)).toBe(false);
     expect(laterPids.size).toBe(2);
   });
@@ -68,10 +77,16 @@ describe('WORKERS=2 on the embedded emulator', () => {
     await expect.poll(() => requestLines().length, { timeout: 3000 }).toBe(6);
     expect(new Set(requestLines().map((line) => line.pid)).size).toBe(2);
 
-    const metrics = await (await fetch(url.replace('/graphql', '/metrics'), { headers: { connection: 'close' } })).text();
+    const metrics = await (
+      await fetch(url.replace('/graphql', '/metrics'), { headers: { connection: 'close' } })
+    ).text();
 
-    expect(metrics).toMatch(/^graphql_operations_total\{operation_name="anonymous",operation_type="query",result="success"\} 6$/m);
-    expect(metrics).toMatch(/^upstream_requests_total\{service="petstore",operation="getPetById",method="GET",status="200",outcome="ok"\} 6$/m);
+    expect(metrics).toMatch(
+      /^graphql_operations_total\{operation_name="anonymous",operation_type="query",result="success"\} 6$/m,
+    );
+    expect(metrics).toMatch(
+      /^upstream_requests_total\{service="petstore",operation="getPetById",method="GET",status="200",outcome="ok"\} 6$/m,
+    );
   });
 
   it('answers /metrics at once while a killed worker is being replaced, with the counts of the workers that serve', async () => {
@@ -92,7 +107,12 @@ describe('WORKERS=2 on the embedded emulator', () => {
     expect(response.status).toBe(200);
     expect(performance.now() - asked).toBeLessThan(1000);
     // A dead worker's counts go with it: Prometheus reads the drop as a counter reset.
-    expect(await response.text()).toMatch(new RegExp(`^graphql_operations_total\\{operation_name="anonymous",operation_type="query",result="success"\\} ${servedBySurvivor}$`, 'm'));
+    expect(await response.text()).toMatch(
+      new RegExp(
+        `^graphql_operations_total\\{operation_name="anonymous",operation_type="query",result="success"\\} ${servedBySurvivor}$`,
+        'm',
+      ),
+    );
   });
 
   it('keeps a rate limit exact across workers: the 6th request of a minute is refused, whichever worker gets it', async () => {
@@ -112,8 +132,14 @@ describe('WORKERS=2 in front of upstreams', () => {
 
   it('on SIGTERM lets the slow query in flight finish in its worker, stops every worker, and exits 0', async () => {
     const upstream = scripted();
-    upstream.answer({ ...json(200, { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' }), delayMs: 1500 });
-    const { child, output, exited, url } = await startCluster({ PETSTORE_URL: `${upstream.url}/api/v3`, PLANTS_URL: upstream.url });
+    upstream.answer({
+      ...json(200, { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' }),
+      delayMs: 1500,
+    });
+    const { child, output, exited, url } = await startCluster({
+      PETSTORE_URL: `${upstream.url}/api/v3`,
+      PLANTS_URL: upstream.url,
+    });
     const slow = query(url);
     await expect.poll(() => upstream.requests.length).toBe(1);
 
@@ -128,17 +154,25 @@ describe('WORKERS=2 in front of upstreams', () => {
 });
 
 describe('WORKERS=auto', () => {
-  const files = (entries: Record<string, string>): ReadText => (path) => entries[path];
+  const files =
+    (entries: Record<string, string>): ReadText =>
+    (path) =>
+      entries[path];
 
   it('starts as many workers as the cores the process may use', async () => {
     const { output } = await startCluster({ WORKERS: 'auto' });
     const cores = availableCores();
 
-    expect(output()).toContain(cores === 1 ? 'Workers: 1 process' : `Workers: ${cores} processes (WORKERS=auto: the cores this process may use)`);
+    expect(output()).toContain(
+      cores === 1 ? 'Workers: 1 process' : `Workers: ${cores} processes (WORKERS=auto: the cores this process may use)`,
+    );
   });
 
   it('reads a cgroup v2 quota from cpu.max in the process own cgroup', () => {
-    const read = files({ '/proc/self/cgroup': '0::/kubepods/pod1/app\n', '/sys/fs/cgroup/kubepods/pod1/app/cpu.max': '150000 100000\n' });
+    const read = files({
+      '/proc/self/cgroup': '0::/kubepods/pod1/app\n',
+      '/sys/fs/cgroup/kubepods/pod1/app/cpu.max': '150000 100000\n',
+    });
 
     expect(cpuQuota(read)).toBe(1.5);
     expect(availableCores(read, 8)).toBe(2);
@@ -163,7 +197,11 @@ describe('WORKERS=auto', () => {
   });
 
   it('reads -1 in cfs_quota_us as no quota, and never counts fewer than 1 core nor more than the CPUs', () => {
-    const unlimited = files({ '/proc/self/cgroup': '4:cpu:/\n', '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1\n', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' });
+    const unlimited = files({
+      '/proc/self/cgroup': '4:cpu:/\n',
+      '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1\n',
+      '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n',
+    });
     const tiny = files({ '/proc/self/cgroup': '0::/\n', '/sys/fs/cgroup/cpu.max': '10000 100000\n' });
 
     expect(availableCores(unlimited, 4)).toBe(4);

@@ -26,13 +26,24 @@ const readText: ReadText = (path) => {
 export function cpuQuota(read: ReadText = readText): number | undefined {
   const cgroups = (read('/proc/self/cgroup') ?? '').split('\n');
   // "0::/kubepods/pod…/…" (v2); "4:cpu,cpuacct:/docker/…" (v1).
-  const v2Path = cgroups.find((line) => line.startsWith('0::'))?.slice(3).trim();
-  const v1Path = cgroups.map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('cpu'))?.[2]?.trim();
+  const v2Path = cgroups
+    .find((line) => line.startsWith('0::'))
+    ?.slice(3)
+    .trim();
+  const v1Path = cgroups
+    .map((line) => line.split(':'))
+    .find(([, controllers]) => controllers?.split(',').includes('cpu'))?.[2]
+    ?.trim();
   for (const dir of unique([v2Path && `/sys/fs/cgroup${v2Path}`, '/sys/fs/cgroup'])) {
     const [quota, period] = (read(`${dir}/cpu.max`) ?? '').trim().split(/\s+/);
     if (quota && period && quota !== 'max' && Number(period) > 0) return Number(quota) / Number(period);
   }
-  for (const dir of unique([v1Path && `/sys/fs/cgroup/cpu${v1Path}`, v1Path && `/sys/fs/cgroup/cpu,cpuacct${v1Path}`, '/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'])) {
+  for (const dir of unique([
+    v1Path && `/sys/fs/cgroup/cpu${v1Path}`,
+    v1Path && `/sys/fs/cgroup/cpu,cpuacct${v1Path}`,
+    '/sys/fs/cgroup/cpu',
+    '/sys/fs/cgroup/cpu,cpuacct',
+  ])) {
     const quota = Number(read(`${dir}/cpu.cfs_quota_us`));
     const period = Number(read(`${dir}/cpu.cfs_period_us`));
     if (quota > 0 && period > 0) return quota / period;
@@ -41,7 +52,9 @@ export function cpuQuota(read: ReadText = readText): number | undefined {
 }
 
 function unique(paths: readonly (string | undefined)[]): string[] {
-  return [...new Set(paths.filter((path): path is string => typeof path === 'string' && path !== ''))].map((path) => path.replace(/\/+$/, ''));
+  return [...new Set(paths.filter((path): path is string => typeof path === 'string' && path !== ''))].map((path) =>
+    path.replace(/\/+$/, ''),
+  );
 }
 
 /** The cores this process may use: the smaller of its CPUs and its quota rounded up, at least 1. */

@@ -69,7 +69,8 @@ export function onCollectMessage(collect: () => Promise<MetricsJson[]>): void {
     const { id } = message;
     collect().then(
       (metrics) => toPrimary({ type: 'gateway:collected', id, metrics }),
-      (error: unknown) => toPrimary({ type: 'gateway:collected', id, error: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        toPrimary({ type: 'gateway:collected', id, error: error instanceof Error ? error.message : String(error) }),
     );
   });
 }
@@ -79,11 +80,18 @@ const pending = new Map<number, (message: TakenMessage | MetricsAnswer) => void>
 let listening = false;
 
 /** Sends a request to the primary and waits for its answer, at most `timeoutMs`. */
-function ask<A extends TakenMessage | MetricsAnswer>(request: (id: number) => TakeMessage | MetricsMessage, timeoutMs: number): Promise<A> {
+function ask<A extends TakenMessage | MetricsAnswer>(
+  request: (id: number) => TakeMessage | MetricsMessage,
+  timeoutMs: number,
+): Promise<A> {
   if (!listening) {
     listening = true;
     process.on('message', (message: unknown) => {
-      if (!isMessage<TakenMessage>(message, 'gateway:taken') && !isMessage<MetricsAnswer>(message, 'gateway:metrics-answer')) return;
+      if (
+        !isMessage<TakenMessage>(message, 'gateway:taken') &&
+        !isMessage<MetricsAnswer>(message, 'gateway:metrics-answer')
+      )
+        return;
       pending.get(message.id)?.(message);
       pending.delete(message.id);
     });
@@ -113,12 +121,18 @@ function ask<A extends TakenMessage | MetricsAnswer>(request: (id: number) => Ta
  * starts (with why) and when the primary answers again (undefined): once per spell, not once
  * per request.
  */
-export function primaryRateLimitStore(timeoutMs: number, onChange: (failure: Error | undefined) => void): RateLimitStore {
+export function primaryRateLimitStore(
+  timeoutMs: number,
+  onChange: (failure: Error | undefined) => void,
+): RateLimitStore {
   let failing = false;
   return {
     async take(key: string, rule: BucketRule, now: number): Promise<Take> {
       try {
-        const answer = await ask<TakenMessage>((id) => ({ type: 'gateway:take', id, key, perMinute: rule.perMinute, now }), timeoutMs);
+        const answer = await ask<TakenMessage>(
+          (id) => ({ type: 'gateway:take', id, key, perMinute: rule.perMinute, now }),
+          timeoutMs,
+        );
         if (failing) onChange(undefined);
         failing = false;
         return answer.take;

@@ -9,7 +9,17 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsJson } from '../observability/metrics.js';
 import { createMemoryRateLimitStore } from '../security/rate-limit-store.js';
-import { isMessage, type CollectedMessage, type ListeningMessage, type MetricsMessage, type ReadyMessage, type StartMessage, type StopMessage, type TakeMessage, type ToWorker } from './ipc.js';
+import {
+  isMessage,
+  type CollectedMessage,
+  type ListeningMessage,
+  type MetricsMessage,
+  type ReadyMessage,
+  type StartMessage,
+  type StopMessage,
+  type TakeMessage,
+  type ToWorker,
+} from './ipc.js';
 
 /** The first wait before a dead worker is replaced; it doubles with each death in a row. */
 export const RESTART_DELAY_MS = 100;
@@ -68,13 +78,20 @@ export function runPrimary(options: PrimaryOptions): void {
       const timer = setTimeout(() => {
         collecting.delete(id);
         const missing = asked.filter((worker) => !answered.has(worker)).map((worker) => worker.process.pid ?? '?');
-        log.warn({ workers: missing }, `/metrics without worker(s) ${missing.join(', ')}: no answer within ${COLLECT_TIMEOUT_MS} ms`);
+        log.warn(
+          { workers: missing },
+          `/metrics without worker(s) ${missing.join(', ')}: no answer within ${COLLECT_TIMEOUT_MS} ms`,
+        );
         resolve();
       }, COLLECT_TIMEOUT_MS);
       collecting.set(id, (worker, message) => {
         answered.add(worker);
         if (message.metrics) metrics.push(...message.metrics);
-        else log.warn({ worker: worker.process.pid }, `/metrics without worker ${worker.process.pid ?? '?'}: ${message.error ?? 'no metrics'}`);
+        else
+          log.warn(
+            { worker: worker.process.pid },
+            `/metrics without worker ${worker.process.pid ?? '?'}: ${message.error ?? 'no metrics'}`,
+          );
         if (answered.size < asked.length) return;
         clearTimeout(timer);
         collecting.delete(id);
@@ -95,7 +112,12 @@ export function runPrimary(options: PrimaryOptions): void {
     } else if (isMessage<MetricsMessage>(message, 'gateway:metrics')) {
       sumMetrics().then(
         (text) => send(worker, { type: 'gateway:metrics-answer', id: message.id, text }),
-        (error: unknown) => send(worker, { type: 'gateway:metrics-answer', id: message.id, error: error instanceof Error ? error.message : 'failed' }),
+        (error: unknown) =>
+          send(worker, {
+            type: 'gateway:metrics-answer',
+            id: message.id,
+            error: error instanceof Error ? error.message : 'failed',
+          }),
       );
     } else if (isMessage<CollectedMessage>(message, 'gateway:collected')) {
       collecting.get(message.id)?.(worker, message);
@@ -104,7 +126,8 @@ export function runPrimary(options: PrimaryOptions): void {
       // Ready once every worker is: before that, all connections would land on the first ones.
       listening += 1;
       if (listening === options.workers) options.onListening(message.port);
-      if (listening > options.workers) log.info({ worker: worker.process.pid }, `worker ${worker.process.pid ?? '?'} is serving`);
+      if (listening > options.workers)
+        log.info({ worker: worker.process.pid }, `worker ${worker.process.pid ?? '?'} is serving`);
     }
   });
 
@@ -120,7 +143,8 @@ export function runPrimary(options: PrimaryOptions): void {
     const delayMs = Math.min(RESTART_DELAY_MAX_MS, RESTART_DELAY_MS * 2 ** (deathsInARow - 1));
     log.warn(
       { worker: worker.process.pid, exitCode: code, signal, livedMs: lived, restartInMs: delayMs },
-      `worker ${worker.process.pid ?? '?'} exited (${signal ?? `code ${code}`}) after ${Math.round(lived / 1000)} s; starting another in ${delayMs} ms`,
+      `worker ${worker.process.pid ?? '?'} exited (${signal ?? `code ${code}`}) after ${Math.round(lived / 1000)} s; ` +
+        `starting another in ${delayMs} ms`,
     );
     setTimeout(() => {
       if (!stopping) fork();

@@ -39,10 +39,22 @@ type SchemaObject = {
   items?: SchemaObject;
   allOf?: SchemaObject[];
 };
-type ParameterObject = { name: string; in: string; required?: boolean; style?: string; explode?: boolean; schema?: SchemaObject };
+type ParameterObject = {
+  name: string;
+  in: string;
+  required?: boolean;
+  style?: string;
+  explode?: boolean;
+  schema?: SchemaObject;
+};
 type RequestBodyObject = { content?: Record<string, { schema?: SchemaObject }> };
 type SecurityRequirement = Record<string, string[]>;
-type OperationObject = { operationId?: string; parameters?: unknown[]; requestBody?: unknown; security?: SecurityRequirement[] };
+type OperationObject = {
+  operationId?: string;
+  parameters?: unknown[];
+  requestBody?: unknown;
+  security?: SecurityRequirement[];
+};
 type SecurityScheme = { type: string; scheme?: string; in?: string; name?: string };
 
 /** A request as the router has read it. */
@@ -100,7 +112,8 @@ function resolvePointer(root: unknown, ref: string, area: Area): unknown {
 
 /** A parameter, request body or security scheme, following one `$ref`. */
 function deref(root: unknown, value: unknown, area: Area): Record<string, unknown> {
-  const resolved = isRecord(value) && typeof value['$ref'] === 'string' ? resolvePointer(root, value['$ref'], area) : value;
+  const resolved =
+    isRecord(value) && typeof value['$ref'] === 'string' ? resolvePointer(root, value['$ref'], area) : value;
   if (!isRecord(resolved)) throw documentError(area, 'expected an object');
   return resolved;
 }
@@ -116,7 +129,9 @@ function rebase(value: unknown, id: string): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([key, item]) => [
       key,
-      key === '$ref' && typeof item === 'string' ? item.replace(/^#\/components\/schemas\//, `${id}#/definitions/`) : rebase(item, id),
+      key === '$ref' && typeof item === 'string'
+        ? item.replace(/^#\/components\/schemas\//, `${id}#/definitions/`)
+        : rebase(item, id),
     ]),
   );
 }
@@ -156,7 +171,8 @@ function listItems(value: unknown): unknown {
   if (Array.isArray(value)) return value;
   if (isRecord(value)) {
     const keys = Object.keys(value);
-    if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key))) return keys.sort((a, b) => Number(a) - Number(b)).map((key) => value[key]);
+    if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key)))
+      return keys.sort((a, b) => Number(a) - Number(b)).map((key) => value[key]);
     const [only] = keys;
     if (keys.length === 1 && only !== undefined) {
       const items = value[only];
@@ -167,7 +183,10 @@ function listItems(value: unknown): unknown {
   return [value];
 }
 
-/** Text from a query, a path, XML or a form as the schema's type; text that does not convert is left for the validator to reject. */
+/**
+ * Text from a query, a path, XML or a form as the schema's type; text that does not convert is left for the validator
+ * to reject.
+ */
 function fromText(schema: SchemaObject, text: string): unknown {
   if (schema.type === 'integer' && /^[+-]?\d+$/.test(text)) {
     const value = BigInt(text);
@@ -188,18 +207,28 @@ function fromTextTree(root: unknown, schema: SchemaObject | undefined, value: un
   const resolved = effective(root, schema, area);
   if (value === '' || value === undefined || value === null) {
     if (value !== '') return undefined;
-    return resolved.type === 'object' ? {} : resolved.type === 'array' ? [] : resolved.type === 'string' ? '' : undefined;
+    return resolved.type === 'object'
+      ? {}
+      : resolved.type === 'array'
+        ? []
+        : resolved.type === 'string'
+          ? ''
+          : undefined;
   }
   switch (resolved.type) {
     case 'object': {
       if (!isRecord(value)) return value;
       const properties = resolved.properties ?? {};
-      const entries = Object.entries(value).map(([name, item]) => [name, fromTextTree(root, properties[name], item, area)] as const);
+      const entries = Object.entries(value).map(
+        ([name, item]) => [name, fromTextTree(root, properties[name], item, area)] as const,
+      );
       return Object.fromEntries(entries.filter(([, item]) => item !== undefined));
     }
     case 'array': {
       const items = listItems(value);
-      return Array.isArray(items) ? items.map((item) => fromTextTree(root, resolved.items, item, area)).filter((item) => item !== undefined) : items;
+      return Array.isArray(items)
+        ? items.map((item) => fromTextTree(root, resolved.items, item, area)).filter((item) => item !== undefined)
+        : items;
     }
     default:
       if (typeof value !== 'string') return value;
@@ -227,8 +256,10 @@ const wording = {
     `Input error: couldn't convert \`${value}\` to type \`class java.lang.${format === 'int32' ? 'Integer' : 'Long'}\``,
   enumeration: (name: string, value: unknown, allowed: readonly unknown[]) =>
     // The missing backtick after the parameter's name is how the reference server words it.
-    `Input error: query parameter \`${name} value \`${String(value)}\` is not in the allowable values \`[${allowed.join(', ')}]\``,
-  required: (area: Area, field: string) => (area === 'plants' ? `${field} is required` : `Input error: ${field} is required`),
+    `Input error: query parameter \`${name} value \`${String(value)}\` is not in the allowable values ` +
+    `\`[${allowed.join(', ')}]\``,
+  required: (area: Area, field: string) =>
+    area === 'plants' ? `${field} is required` : `Input error: ${field} is required`,
   other: (what: string) => `Request validation: ${what}`,
 };
 
@@ -237,8 +268,20 @@ function badRequest(area: Area, message: string): HttpError {
   return area === 'plants' ? new HttpError(400, { error: 400, message }) : apiError(400, message);
 }
 
-type CompiledParameter = { name: string; in: 'path' | 'query' | 'header'; required: boolean; explode: boolean; schema: SchemaObject; validate: ValidateFunction };
-type CompiledBody = { mediaType: string; format: BodyFormat | undefined; schema: SchemaObject | undefined; validate: ValidateFunction | undefined };
+type CompiledParameter = {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  explode: boolean;
+  schema: SchemaObject;
+  validate: ValidateFunction;
+};
+type CompiledBody = {
+  mediaType: string;
+  format: BodyFormat | undefined;
+  schema: SchemaObject | undefined;
+  validate: ValidateFunction | undefined;
+};
 
 /** A security scheme as a check of the request headers, with the words a 401 uses for it. */
 type CredentialCheck = { check: (headers: Record<string, string>) => boolean; words: string; bearer: boolean };
@@ -252,7 +295,8 @@ function securityChecks(root: Record<string, unknown>, area: Area): Map<string, 
       // The schemes are read as the document declares them; an unsupported one stops the start.
       const scheme = deref(root, raw, area) as SecurityScheme;
       if (scheme.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer') {
-        const check = (headers: Record<string, string>) => /^bearer\s+\S/i.test((headers['authorization'] ?? '').trim());
+        const check = (headers: Record<string, string>) =>
+          /^bearer\s+\S/i.test((headers['authorization'] ?? '').trim());
         return [name, { check, words: 'an Authorization: Bearer token', bearer: true }];
       }
       if (scheme.type === 'apiKey' && scheme.in === 'header' && scheme.name) {
@@ -279,7 +323,8 @@ async function loadArea(area: Area): Promise<AreaContract> {
   // The component schemas, registered once; the schemas of parameters and bodies reach them through rebase().
   const id = `${area}.openapi.yaml`;
   ajv.addSchema({ $id: id, definitions: rebase(components['schemas'] ?? {}, '') });
-  const compileSchema = (schema: unknown): ValidateFunction => ajv.compile(isRecord(schema) ? (rebase(schema, id) as Record<string, unknown>) : {});
+  const compileSchema = (schema: unknown): ValidateFunction =>
+    ajv.compile(isRecord(schema) ? (rebase(schema, id) as Record<string, unknown>) : {});
 
   const credentials = securityChecks(root, area);
   const defaultSecurity = Array.isArray(root['security']) ? root['security'] : [];
@@ -318,7 +363,10 @@ async function loadArea(area: Area): Promise<AreaContract> {
         };
       });
 
-      const requestBody = operation.requestBody === undefined ? undefined : (deref(root, operation.requestBody, area) as RequestBodyObject);
+      const requestBody =
+        operation.requestBody === undefined
+          ? undefined
+          : (deref(root, operation.requestBody, area) as RequestBodyObject);
       const bodies: CompiledBody[] = Object.entries(requestBody?.content ?? {}).map(([mediaType, media]) => ({
         mediaType: mediaType.toLowerCase(),
         format: FORMATS_BY_MEDIA_TYPE[mediaType.toLowerCase()],
@@ -328,17 +376,24 @@ async function loadArea(area: Area): Promise<AreaContract> {
 
       // Alternatives (any one will do), each a set of schemes that must all be present.
       const security = (operation.security ?? defaultSecurity).map((requirement: unknown) =>
-        Object.keys(isRecord(requirement) ? requirement : {}).map((name) => credentials.get(name) ?? ((): never => {
-          throw documentError(area, `${operationId}: unknown security scheme ${name}`);
-        })()),
+        Object.keys(isRecord(requirement) ? requirement : {}).map(
+          (name) =>
+            credentials.get(name) ??
+            ((): never => {
+              throw documentError(area, `${operationId}: unknown security scheme ${name}`);
+            })(),
+        ),
       );
 
       operations.set(`${method.toUpperCase()} ${path}`, {
         operationId,
         checkCredential(headers) {
-          if (security.length === 0 || security.some((schemes) => schemes.every((scheme) => scheme.check(headers)))) return undefined;
+          if (security.length === 0 || security.some((schemes) => schemes.every((scheme) => scheme.check(headers))))
+            return undefined;
           const wanted = security.map((schemes) => schemes.map((scheme) => scheme.words).join(' and ')).join(' or ');
-          const challenge = security.some((schemes) => schemes.some((scheme) => scheme.bearer)) ? { 'www-authenticate': 'Bearer' } : undefined;
+          const challenge = security.some((schemes) => schemes.some((scheme) => scheme.bearer))
+            ? { 'www-authenticate': 'Bearer' }
+            : undefined;
           // The message names what is missing and never repeats a received value.
           return apiError(401, `Missing credential: ${wanted} is required`, challenge);
         },
@@ -361,9 +416,12 @@ async function loadArea(area: Area): Promise<AreaContract> {
     let texts: string[];
     if (parameter.in === 'query') {
       const all = input.query.getAll(parameter.name);
-      texts = (schema.type === 'array' && !parameter.explode ? all.flatMap((value) => value.split(',')) : all).map((value) => value.trim()).filter((value) => value !== '');
+      texts = (schema.type === 'array' && !parameter.explode ? all.flatMap((value) => value.split(',')) : all)
+        .map((value) => value.trim())
+        .filter((value) => value !== '');
     } else {
-      const value = parameter.in === 'path' ? input.params[parameter.name] : input.headers[parameter.name.toLowerCase()];
+      const value =
+        parameter.in === 'path' ? input.params[parameter.name] : input.headers[parameter.name.toLowerCase()];
       texts = value === undefined || value === '' ? [] : [value];
     }
     if (texts.length === 0) return parameter.required ? wording.other(`${place} is required`) : undefined;
@@ -374,8 +432,10 @@ async function loadArea(area: Area): Promise<AreaContract> {
     const [error] = parameter.validate.errors ?? [];
     if (error === undefined) return wording.other(`${place} is invalid`);
     const failing = schema.type === 'array' ? itemSchema : schema;
-    if (error.keyword === 'type' && failing.type === 'integer') return wording.conversion(String(error.data), failing.format);
-    if (error.keyword === 'enum' && parameter.in === 'query') return wording.enumeration(parameter.name, error.data, allowedValues(error));
+    if (error.keyword === 'type' && failing.type === 'integer')
+      return wording.conversion(String(error.data), failing.format);
+    if (error.keyword === 'enum' && parameter.in === 'query')
+      return wording.enumeration(parameter.name, error.data, allowedValues(error));
     return wording.other(`${place}${jsonPath(error.instancePath)} ${describe(error)}`);
   }
 
@@ -404,7 +464,8 @@ async function loadArea(area: Area): Promise<AreaContract> {
     if (body.validate(value)) return undefined;
     const [error] = body.validate.errors ?? [];
     if (error === undefined) return badRequest(area, wording.other('body is invalid'));
-    if (error.keyword === 'required' && error.instancePath === '') return badRequest(area, wording.required(area, String(error.params['missingProperty'])));
+    if (error.keyword === 'required' && error.instancePath === '')
+      return badRequest(area, wording.required(area, String(error.params['missingProperty'])));
     return badRequest(area, wording.other(`body${jsonPath(error.instancePath)} ${describe(error)}`));
   }
 
@@ -429,7 +490,10 @@ let loading: Promise<Record<Area, AreaContract>> | undefined;
  * (the documents are part of the source tree; a change needs a restart, like a code change).
  */
 export function loadContracts(): Promise<Record<Area, AreaContract>> {
-  loading ??= Promise.all([loadArea('petstore'), loadArea('plants')]).then(([petstore, plants]) => ({ petstore, plants }));
+  loading ??= Promise.all([loadArea('petstore'), loadArea('plants')]).then(([petstore, plants]) => ({
+    petstore,
+    plants,
+  }));
   // A failed load (a broken document) is not cached, so the next start reports it again.
   loading.catch(() => (loading = undefined));
   return loading;

@@ -32,7 +32,8 @@ function statusNotAllowed(value: string): Error {
   // The missing backtick after `status` is how the upstream words it.
   return apiError(
     400,
-    `Input error: query parameter \`status value \`${value}\` is not in the allowable values \`[${PET_STATUSES.join(', ')}]\``,
+    `Input error: query parameter \`status value \`${value}\` is not in the allowable values ` +
+      `\`[${PET_STATUSES.join(', ')}]\``,
   );
 }
 

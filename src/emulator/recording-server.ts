@@ -39,7 +39,10 @@ export type RecordingServerOptions = {
   port?: number;
   /** delay added before answering each request, to make concurrency and timeouts observable. @default 0 */
   latencyMs?: number;
-  /** keep every request in `requests`; off for long-running servers, whose memory must not grow with traffic. @default true */
+  /**
+   * keep every request in `requests`; off for long-running servers, whose memory must not grow with traffic. @default
+   * true
+   */
   recordRequests?: boolean;
   /** the answer to a request whose body has been read whole */
   answer: (record: RecordedRequest, body: Buffer, rawHeaders: readonly string[]) => Answer;

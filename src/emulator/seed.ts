@@ -20,7 +20,13 @@ export type SeedPet = {
 
 const CATEGORIES = { Dogs: '1', Cats: '2', Rabbits: '3', Lions: '4' } as const;
 
-const PETS: readonly [id: number, name: string, category: keyof typeof CATEGORIES, tags: [string, string], status: string][] = [
+const PETS: readonly [
+  id: number,
+  name: string,
+  category: keyof typeof CATEGORIES,
+  tags: [string, string],
+  status: string,
+][] = [
   [1, 'Cat 1', 'Cats', ['tag1', 'tag2'], 'available'],
   [2, 'Cat 2', 'Cats', ['tag2', 'tag3'], 'available'],
   [3, 'Cat 3', 'Cats', ['tag3', 'tag4'], 'pending'],
@@ -46,17 +52,31 @@ export function seedPets(): SeedPet[] {
 }
 
 /** The three seeded orders, all of pet 1 and complete, with the ship date as the store writes it. */
-export function seedOrders<D>(shipDate: D): { id: string; petId: string; quantity: number; shipDate: D; status: string; complete: boolean }[] {
+export function seedOrders<D>(
+  shipDate: D,
+): { id: string; petId: string; quantity: number; shipDate: D; status: string; complete: boolean }[] {
   const orders: [id: number, quantity: number, status: string][] = [
     [1, 100, 'placed'],
     [2, 50, 'approved'],
     [3, 50, 'delivered'],
   ];
-  return orders.map(([id, quantity, status]) => ({ id: String(id), petId: '1', quantity, shipDate, status, complete: true }));
+  return orders.map(([id, quantity, status]) => ({
+    id: String(id),
+    petId: '1',
+    quantity,
+    shipDate,
+    status,
+    complete: true,
+  }));
 }
 
 /** A seeded user: `user<suffix>`, its names and email from the same suffix unless given. */
-export function seedUser(id: number, suffix = String(id), email = `email${suffix}@test.com`, userStatus = ((id - 1) % 3) + 1) {
+export function seedUser(
+  id: number,
+  suffix = String(id),
+  email = `email${suffix}@test.com`,
+  userStatus = ((id - 1) % 3) + 1,
+) {
   return {
     id: String(id),
     username: `user${suffix}`,

@@ -15,7 +15,6 @@ import { startRecordingServer, type RecordedRequest } from './recording-server.j
 import { Store } from './store.js';
 import { toJson } from './wire.js';
 
-
 export type EmulatorOptions = {
   /**
    * Interface to listen on.
@@ -80,7 +79,10 @@ function compileRoutes(prefix: string, area: Area, routes: Route[]): CompiledRou
 }
 
 // Order matters: the first route whose path matches decides, as literal paths precede templates.
-const ROUTES: CompiledRoute[] = [...compileRoutes(PETSTORE_PREFIX, 'petstore', petstoreRoutes), ...compileRoutes('', 'plants', plantRoutes)];
+const ROUTES: CompiledRoute[] = [
+  ...compileRoutes(PETSTORE_PREFIX, 'petstore', petstoreRoutes),
+  ...compileRoutes('', 'plants', plantRoutes),
+];
 
 /** An operation of a route with what its document demands of a request. */
 type BoundOperation = { operation: Operation; contract: OperationContract };
@@ -96,14 +98,14 @@ function bindContracts(contracts: Record<Area, AreaContract>): Map<Route, Partia
     for (const [method, operation] of Object.entries(route.operations)) {
       if (operation === undefined) continue;
       const contract = contracts[area].operation(route.path, method);
-      if (contract === undefined) throw new Error(`emulator: ${method} ${route.path} is not described in schema/${area}.openapi.yaml`);
+      if (contract === undefined)
+        throw new Error(`emulator: ${method} ${route.path} is not described in schema/${area}.openapi.yaml`);
       methods[method] = { operation, contract };
     }
     bound.set(route, methods);
   }
   return bound;
 }
-
 
 function errorReply(error: HttpError): Reply {
   const reply = jsonReply(toJson(error.payload), error.status);
@@ -120,7 +122,12 @@ function decodeSegment(raw: string): string {
 }
 
 /** Routes one fully read request to its operation and turns every failure into a reply. */
-function dispatch(record: RecordedRequest, body: Buffer, store: Store, bound: Map<Route, Partial<Record<string, BoundOperation>>>): Reply {
+function dispatch(
+  record: RecordedRequest,
+  body: Buffer,
+  store: Store,
+  bound: Map<Route, Partial<Record<string, BoundOperation>>>,
+): Reply {
   const match = ROUTES.map((compiled) => ({ compiled, groups: compiled.pattern.exec(record.path) })).find(
     (candidate) => candidate.groups !== null,
   );
@@ -158,9 +165,6 @@ function dispatch(record: RecordedRequest, body: Buffer, store: Store, bound: Ma
     return errorReply(apiError(500, 'There was an error processing your request.'));
   }
 }
-
-
-
 
 /**
  * Starts the emulator of both REST areas on a real HTTP port, seeded like

@@ -108,11 +108,7 @@ export class Store extends DemoLists<Pet, Order, User> {
    * and any user that already has the new username, which keeps usernames unique.
    */
   saveUser(user: User, previousUsername: string = user.username): void {
-    replaceAtEnd(
-      this.users,
-      (entry) => entry.username === user.username || entry.username === previousUsername,
-      user,
-    );
+    replaceAtEnd(this.users, (entry) => entry.username === user.username || entry.username === previousUsername, user);
   }
 
   /** Deletes a user if present. */

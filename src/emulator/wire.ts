@@ -7,7 +7,12 @@
  * through a JavaScript number on the way, because int64 ids must stay exact.
  */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
-import { LosslessNumber, isLosslessNumber, parse as parseLosslessJson, stringify as stringifyLosslessJson } from 'lossless-json';
+import {
+  LosslessNumber,
+  isLosslessNumber,
+  parse as parseLosslessJson,
+  stringify as stringifyLosslessJson,
+} from 'lossless-json';
 import qs from 'qs';
 import { apiError, mediaTypeOf } from './http.js';
 
@@ -204,7 +209,8 @@ export function readDateTime(value: unknown): string | undefined {
     if (time === undefined) {
       millis = Date.parse(`${date}T00:00:00Z`);
     } else {
-      const offset = zone === undefined ? 'Z' : zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
+      const offset =
+        zone === undefined ? 'Z' : zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
       millis = Date.parse(`${date}T${time}${offset}`);
     }
   }

@@ -15,7 +15,14 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { normalizedExecutor } from '@graphql-tools/executor';
-import { getOperationAST, OperationTypeNode, type DocumentNode, type GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import {
+  getOperationAST,
+  OperationTypeNode,
+  type DocumentNode,
+  type GraphQLError,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
@@ -101,7 +108,8 @@ function laneParams(value: unknown): Params | undefined {
  * or none: then yoga answers.
  */
 export function acceptedMediaType(accept: string | undefined): ResultMediaType | undefined {
-  if (accept === undefined || accept === '' || accept === '*/*' || accept === 'application/json') return 'application/json';
+  if (accept === undefined || accept === '' || accept === '*/*' || accept === 'application/json')
+    return 'application/json';
   if (accept === 'application/graphql-response+json') return accept;
   // The first listed type that either JSON type matches decides; application/json wins a tie.
   for (const entry of accept.replace(/\s/g, '').toLowerCase().split(',')) {
@@ -109,7 +117,8 @@ export function acceptedMediaType(accept: string | undefined): ResultMediaType |
     const charset = parameters.find((parameter) => parameter.startsWith('charset='));
     if (charset !== undefined && charset !== 'charset=utf-8') continue;
     const [main, sub] = type.split('/');
-    const matches = (candidate: string) => (main === '*' || main === 'application') && (sub === '*' || sub === candidate);
+    const matches = (candidate: string) =>
+      (main === '*' || main === 'application') && (sub === '*' || sub === candidate);
     if (matches('json')) return 'application/json';
     if (matches('graphql-response+json')) return 'application/graphql-response+json';
     if (type === 'text/event-stream' || type === 'multipart/mixed') return undefined;
@@ -121,8 +130,14 @@ export function acceptedMediaType(accept: string | undefined): ResultMediaType |
 function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   if (contentType === 'application/json') return true;
-  const [type = '', ...parameters] = contentType.toLowerCase().split(';').map((part) => part.trim());
-  return type === 'application/json' && parameters.every((parameter) => !parameter.startsWith('charset=') || parameter === 'charset=utf-8');
+  const [type = '', ...parameters] = contentType
+    .toLowerCase()
+    .split(';')
+    .map((part) => part.trim());
+  return (
+    type === 'application/json' &&
+    parameters.every((parameter) => !parameter.startsWith('charset=') || parameter === 'charset=utf-8')
+  );
 }
 
 /** Builds the gateway's node:http request listener. */
@@ -135,14 +150,22 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     void yoga.handle(request, response, checked ? { rateLimitChecked: true } : {});
 
   /** Serves a request the lane has read but does not serve, through yoga, with its body as read. */
-  async function readToYoga(request: IncomingMessage, response: ServerResponse, body: string | Buffer | undefined): Promise<void> {
+  async function readToYoga(
+    request: IncomingMessage,
+    response: ServerResponse,
+    body: string | Buffer | undefined,
+  ): Promise<void> {
     const url = `http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`;
     const headers = new yoga.fetchAPI.Headers();
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
       headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    const fetchRequest = new yoga.fetchAPI.Request(url, { method: request.method ?? 'GET', headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : new Uint8Array(body) } : {}) });
+    const fetchRequest = new yoga.fetchAPI.Request(url, {
+      method: request.method ?? 'GET',
+      headers,
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : new Uint8Array(body) } : {}),
+    });
     const answer = await yoga.handleRequest(fetchRequest, { req: request, res: response, rateLimitChecked: true });
     const payload = Buffer.from(await answer.arrayBuffer());
     const outgoing: Record<string, string> = {};
@@ -153,7 +176,13 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   }
 
   /** Parses and validates a document through yoga's own parse and validate (its limits, its rules), once. */
-  function prepare(record: RequestRecord, query: string, operationName: string | null | undefined, method: string, headers: HeaderSource): Prepared | undefined {
+  function prepare(
+    record: RequestRecord,
+    query: string,
+    operationName: string | null | undefined,
+    method: string,
+    headers: HeaderSource,
+  ): Prepared | undefined {
     const enveloped = yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
     let document: DocumentNode;
     try {
@@ -170,7 +199,14 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   }
 
   /** Writes an answer, with the request id, and logs it. */
-  function send(response: ServerResponse, record: RequestRecord, status: number, mediaType: ResultMediaType, body: string, extra?: Record<string, string>) {
+  function send(
+    response: ServerResponse,
+    record: RequestRecord,
+    status: number,
+    mediaType: ResultMediaType,
+    body: string,
+    extra?: Record<string, string>,
+  ) {
     response.writeHead(status, {
       'content-type': `${mediaType}; charset=utf-8`,
       'content-length': String(Buffer.byteLength(body)),
@@ -192,21 +228,38 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     return redactResult(codeVariableErrors({ ...result, errors }), record.secrets);
   }
 
-  async function serve(request: IncomingMessage, response: ServerResponse, method: 'GET' | 'POST', mediaType: ResultMediaType, queryAt: number): Promise<void> {
+  async function serve(
+    request: IncomingMessage,
+    response: ServerResponse,
+    method: 'GET' | 'POST',
+    mediaType: ResultMediaType,
+    queryAt: number,
+  ): Promise<void> {
     const headers = headerReader(request.headers);
     const path = queryAt < 0 ? (request.url ?? '/') : (request.url ?? '/').slice(0, queryAt);
     const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }));
     if (options.rateLimiter) {
-      const address = clientAddress(request.socket.remoteAddress ?? 'unknown', headers.get('x-forwarded-for'), options.trustProxyHops);
+      const address = clientAddress(
+        request.socket.remoteAddress ?? 'unknown',
+        headers.get('x-forwarded-for'),
+        options.trustProxyHops,
+      );
       const refusal = await options.rateLimiter.check(address, headers);
       if (refusal) {
         // Refused before the body is read, with no error object built: a refusal costs less than an answer.
         request.resume();
         observe.refused(record, 'RATE_LIMITED');
         const message = JSON.stringify(rateLimitMessage(refusal));
-        send(response, record, 429, mediaType, `{"errors":[{"message":${message},"extensions":{"code":"RATE_LIMITED"}}]}`, {
-          'retry-after': String(refusal.retryAfterSeconds),
-        });
+        send(
+          response,
+          record,
+          429,
+          mediaType,
+          `{"errors":[{"message":${message},"extensions":{"code":"RATE_LIMITED"}}]}`,
+          {
+            'retry-after': String(refusal.retryAfterSeconds),
+          },
+        );
         return;
       }
     }
@@ -226,16 +279,25 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
       parsed = queryParams((request.url ?? '').slice(queryAt + 1));
     }
     const params = laneParams(parsed);
-    const prepared = params && (documents.get(params.query) ?? prepare(record, params.query, params.operationName, method, headers));
+    const prepared =
+      params && (documents.get(params.query) ?? prepare(record, params.query, params.operationName, method, headers));
     const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);
-    const servable = definition && (definition.operation === OperationTypeNode.QUERY || (definition.operation === OperationTypeNode.MUTATION && method === 'POST'));
+    const servable =
+      definition &&
+      (definition.operation === OperationTypeNode.QUERY ||
+        (definition.operation === OperationTypeNode.MUTATION && method === 'POST'));
     if (!params || !prepared || !servable) {
       // Nothing was observed yet but the request itself: yoga observes it again, as its own.
       return void (await readToYoga(request, response, body));
     }
     const operation = observe.beginOperation(record);
     const variableSecrets = params.variables ? secretValues(params.variables, undefined) : [];
-    observe.paramsRead(record, operation, params, prepared.secrets.length > 0 ? [...prepared.secrets, ...variableSecrets] : variableSecrets);
+    observe.paramsRead(
+      record,
+      operation,
+      params,
+      prepared.secrets.length > 0 ? [...prepared.secrets, ...variableSecrets] : variableSecrets,
+    );
     observe.executing(operation, definition);
     let result: ExecutionResult;
     try {
@@ -266,18 +328,21 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const method = request.method;
-    if (!options.enabled || path !== endpoint || (method !== 'POST' && method !== 'GET')) return toYoga(request, response, false);
+    if (!options.enabled || path !== endpoint || (method !== 'POST' && method !== 'GET'))
+      return toYoga(request, response, false);
     const mediaType = acceptedMediaType(request.headers.accept);
     if (mediaType === undefined) return toYoga(request, response, false);
     if (method === 'POST') {
       if (!isJsonContentType(request.headers['content-type'])) return toYoga(request, response, false);
       const declared = request.headers['content-length'];
       // A body the limit refuses, or a bad length, is refused by yoga's plugins before it is read.
-      if (declared !== undefined && !(/^\d+$/.test(declared) && Number(declared) <= options.maxBodyBytes)) return toYoga(request, response, false);
+      if (declared !== undefined && !(/^\d+$/.test(declared) && Number(declared) <= options.maxBodyBytes))
+        return toYoga(request, response, false);
     } else {
       // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
       if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html')) return toYoga(request, response, false);
-      if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined)) return toYoga(request, response, false);
+      if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
+        return toYoga(request, response, false);
     }
     serve(request, response, method, mediaType, queryAt).catch((error: unknown) => {
       options.logMasked(error);
@@ -291,7 +356,10 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   };
 }
 
-/** The GraphQL parameters of a GET's query string, or undefined when yoga must look at them (variables that are not JSON). */
+/**
+ * The GraphQL parameters of a GET's query string, or undefined when yoga must look at them (variables that are not
+ * JSON).
+ */
 function queryParams(search: string): unknown {
   const parameters = new URLSearchParams(search);
   try {

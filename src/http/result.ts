@@ -27,7 +27,10 @@ function isOriginal(error: unknown): boolean {
  * (the highest wins), except that errors the GraphQL-over-HTTP spec answers with 200 under
  * `application/json` (`http.spec`) do not; an unexpected error with no data is a 500.
  */
-export function resultStatus(result: ExecutionResult, mediaType: ResultMediaType): { status: number; headers: Record<string, string> } {
+export function resultStatus(
+  result: ExecutionResult,
+  mediaType: ResultMediaType,
+): { status: number; headers: Record<string, string> } {
   const headers: Record<string, string> = {};
   let status: number | undefined;
   const own = httpExtension(result.extensions);

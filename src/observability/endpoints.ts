@@ -25,7 +25,9 @@ export function useOperationsEndpoints(sources: EndpointSources): Plugin {
       if (request.method !== 'GET') return;
       if (url.pathname === METRICS_PATH && metrics) {
         const { contentType, body } = await metrics.render();
-        payload.endResponse(new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }));
+        payload.endResponse(
+          new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }),
+        );
       } else if (url.pathname === READINESS_PATH) {
         const readiness = await sources.readiness();
         const failing = Object.entries(readiness.upstreams).flatMap(([service, result]) =>

@@ -14,7 +14,10 @@ export type ReadinessTarget = Pick<UpstreamPool, 'service' | 'ping'>;
 export type UpstreamReadiness = { ready: true; latencyMs: number } | { ready: false; reason: string };
 
 /** The answer of `/readiness`. */
-export type Readiness = { status: 'ready' | 'unavailable'; upstreams: Partial<Record<UpstreamService, UpstreamReadiness>> };
+export type Readiness = {
+  status: 'ready' | 'unavailable';
+  upstreams: Partial<Record<UpstreamService, UpstreamReadiness>>;
+};
 
 async function probe(target: ReadinessTarget, timeoutMs: number): Promise<UpstreamReadiness> {
   const started = performance.now();
@@ -26,13 +29,18 @@ async function probe(target: ReadinessTarget, timeoutMs: number): Promise<Upstre
     const { kind, reason } = transportFailure(error);
     if (kind !== 'connection') return { ready: false, reason: `no answer within ${timeoutMs} ms` };
     // The reason names the failure (ECONNREFUSED, ENOTFOUND), never the URL, which may carry secrets.
-    return { ready: false, reason: reason === 'ECONNREFUSED' ? 'connection refused' : reason === 'connection error' ? 'unreachable' : reason };
+    return {
+      ready: false,
+      reason: reason === 'ECONNREFUSED' ? 'connection refused' : reason === 'connection error' ? 'unreachable' : reason,
+    };
   }
 }
 
 /** Checks every target at once; ready when all are. */
 export async function checkReadiness(targets: readonly ReadinessTarget[], timeoutMs: number): Promise<Readiness> {
-  const results = await Promise.all(targets.map(async (target) => [target.service, await probe(target, timeoutMs)] as const));
+  const results = await Promise.all(
+    targets.map(async (target) => [target.service, await probe(target, timeoutMs)] as const),
+  );
   return {
     status: results.every(([, result]) => result.ready) ? 'ready' : 'unavailable',
     upstreams: Object.fromEntries(results),

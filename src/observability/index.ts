@@ -1,6 +1,7 @@
 /**
  * Operations: one request log line, metrics and traces, as one yoga plugin plus one upstream
- * observer; the readiness and metrics endpoints are a plugin of their own (`endpoints.ts`). Every request gets an id (the caller's
+ * observer; the readiness and metrics endpoints are a plugin of their own (`endpoints.ts`). Every request gets an id
+ * (the caller's
  * `x-request-id`, or a new one) that comes back in the response, goes upstream with each call
  * and is on every log line written while it is served.
  */
@@ -15,9 +16,24 @@ import type { UpstreamObserver } from '../upstream/http.js';
 import type { UpstreamService } from '../upstream/failure.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { ambientScope, duringRequest, requestIdFrom, runInOperation, runInRequest, type OperationRecord, type RequestRecord, type UpstreamCallRecord } from './request-context.js';
+import {
+  ambientScope,
+  duringRequest,
+  requestIdFrom,
+  runInOperation,
+  runInRequest,
+  type OperationRecord,
+  type RequestRecord,
+  type UpstreamCallRecord,
+} from './request-context.js';
 import { requestLogLine } from './request-log.js';
-import { createTracing, endOperationSpan, nameOperationSpan, type TracingConfig, type TracingDependencies } from './tracing.js';
+import {
+  createTracing,
+  endOperationSpan,
+  nameOperationSpan,
+  type TracingConfig,
+  type TracingDependencies,
+} from './tracing.js';
 
 /** The settings observability reads: the log level, the endpoints' switches and the OTEL_* settings. */
 export type ObservabilityConfig = TracingConfig &
@@ -31,7 +47,10 @@ export type ObservabilityConfig = TracingConfig &
 export type ObservabilityDependencies = TracingDependencies & {
   /** where the log goes. @default stdout */
   logDestination?: DestinationStream;
-  /** the text of /metrics, when another process sums it (a cluster worker asks the primary). @default this process's metrics */
+  /**
+   * the text of /metrics, when another process sums it (a cluster worker asks the primary). @default this process's
+   * metrics
+   */
   clusterMetrics?: () => Promise<string>;
 };
 
@@ -49,7 +68,10 @@ export type Observability = {
   metrics: Metrics | undefined;
   /** given to the upstream clients: metrics, spans, log entries and headers of each upstream call */
   observeUpstream: UpstreamObserver;
-  /** the same observations for requests the gateway's own HTTP lane serves (src/http/), in the order yoga's hooks make them */
+  /**
+   * the same observations for requests the gateway's own HTTP lane serves (src/http/), in the order yoga's hooks make
+   * them
+   */
   lane: RequestObservations;
   /** exports the spans still buffered */
   close(): Promise<void>;
@@ -57,9 +79,19 @@ export type Observability = {
 
 /** See {@link Observability.lane}. */
 export type RequestObservations = {
-  beginRequest(method: string, path: string, headers: HeaderSource, allHeaders: () => Record<string, string | string[] | undefined>): RequestRecord;
+  beginRequest(
+    method: string,
+    path: string,
+    headers: HeaderSource,
+    allHeaders: () => Record<string, string | string[] | undefined>,
+  ): RequestRecord;
   beginOperation(request: RequestRecord): OperationRecord;
-  paramsRead(request: RequestRecord, operation: OperationRecord, params: { operationName?: unknown; variables?: unknown }, secrets: readonly string[]): void;
+  paramsRead(
+    request: RequestRecord,
+    operation: OperationRecord,
+    params: { operationName?: unknown; variables?: unknown },
+    secrets: readonly string[],
+  ): void;
   executing(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void;
   resultReady(request: RequestRecord, result: unknown): void;
   refused(request: RequestRecord, code: string): void;
@@ -70,7 +102,6 @@ export type RequestObservations = {
 
 /** GraphQL names only: anything else a client puts in `operationName` stays out of metrics and logs. */
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,127}$/;
-
 
 /** `extensions.code` of each error of a result (or of each result of a batch); a stream has none to count here. */
 function errorCodes(result: unknown): string[] {
@@ -84,7 +115,10 @@ function errorCodes(result: unknown): string[] {
 }
 
 /** Builds the log, metrics and tracing of a gateway. */
-export function createObservability(config: ObservabilityConfig, dependencies: ObservabilityDependencies = {}): Observability {
+export function createObservability(
+  config: ObservabilityConfig,
+  dependencies: ObservabilityDependencies = {},
+): Observability {
   const log = createLogger(config.logLevel, dependencies.logDestination);
   const debug = log.isLevelEnabled('debug');
   const metrics = config.metrics ? createMetrics(dependencies.clusterMetrics) : undefined;
@@ -104,7 +138,12 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
   };
 
   /** A request starts: its record, current for everything that runs while it is served. */
-  const beginRequest = (method: string, path: string, headers: HeaderSource, allHeaders: () => Record<string, string | string[] | undefined>): RequestRecord => ({
+  const beginRequest = (
+    method: string,
+    path: string,
+    headers: HeaderSource,
+    allHeaders: () => Record<string, string | string[] | undefined>,
+  ): RequestRecord => ({
     id: requestIdFrom(headers.get('x-request-id')),
     started: performance.now(),
     method,
@@ -126,8 +165,14 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
   };
 
   /** The operation's parameters are known: its name, and the secrets its variables carry. */
-  const paramsRead = (request: RequestRecord, operation: OperationRecord, params: { operationName?: unknown; variables?: unknown }, secrets: readonly string[]) => {
-    if (typeof params.operationName === 'string' && GRAPHQL_NAME.test(params.operationName)) operation.name = params.operationName;
+  const paramsRead = (
+    request: RequestRecord,
+    operation: OperationRecord,
+    params: { operationName?: unknown; variables?: unknown },
+    secrets: readonly string[],
+  ) => {
+    if (typeof params.operationName === 'string' && GRAPHQL_NAME.test(params.operationName))
+      operation.name = params.operationName;
     if (secrets.length > 0) request.secrets.push(...secrets);
     // Variables are only kept for a debug log, and redacted there.
     if (debug) operation.variables = params.variables;
@@ -140,7 +185,10 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     operation.name = definition.name?.value;
   };
 
-  /** The result is ready to be sent: its errors are counted (the plugins before this one have given each its final code). */
+  /**
+   * The result is ready to be sent: its errors are counted (the plugins before this one have given each its final
+   * code).
+   */
   const resultReady = (request: RequestRecord, result: unknown) => {
     const results = Array.isArray(result) ? result : [result];
     // A request refused before any operation ran (unreadable body, no query) still counts its error.
@@ -164,14 +212,18 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     for (const operation of request.operations) finishOperation(operation);
     const line = requestLogLine(request, status);
     // Probes come every few seconds; they are only worth a line when debugging.
-    const probe = request.method === 'GET' && (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
+    const probe =
+      request.method === 'GET' &&
+      (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
     duringRequest(request, () => (probe ? log.debug(line.fields, line.message) : log.info(line.fields, line.message)));
   };
 
   const plugin: Plugin = {
     instrumentation: {
       request({ request }, wrapped) {
-        const record = beginRequest(request.method, new URL(request.url).pathname, request.headers, () => Object.fromEntries(request.headers));
+        const record = beginRequest(request.method, new URL(request.url).pathname, request.headers, () =>
+          Object.fromEntries(request.headers),
+        );
         return runInRequest(record, wrapped);
       },
       operation(_payload, wrapped) {
@@ -194,7 +246,8 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     },
     onExecute({ args }) {
       const operation = ambientScope()?.operation;
-      if (operation !== undefined) executing(operation, getOperationAST(args.document as DocumentNode, args.operationName as string | undefined));
+      if (operation !== undefined)
+        executing(operation, getOperationAST(args.document as DocumentNode, args.operationName as string | undefined));
     },
     onResultProcess({ result }) {
       const request = ambientScope()?.request;
@@ -212,7 +265,12 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     // The lane's calls carry their request; those of requests yoga serves find it ambient.
     const scope = call.scope ?? ambientScope();
     const request = scope?.request;
-    const span = tracing?.startUpstreamCall(scope?.operation?.span, { service: call.service, operation: call.operation, method: call.method, baseUrl: baseUrls[call.service] });
+    const span = tracing?.startUpstreamCall(scope?.operation?.span, {
+      service: call.service,
+      operation: call.operation,
+      method: call.method,
+      baseUrl: baseUrls[call.service],
+    });
     if (call.shared) {
       // Counted as it joins. Its span is the wait for the call it joined; the upstream sees only that one.
       metrics?.observeSharedCall(call);
@@ -220,10 +278,18 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     }
     // Recorded at its start: an answer can be sent while a call is still in flight (a failed
     // non-null field ends the operation at once), and the log line then shows it unfinished.
-    const record: UpstreamCallRecord = { service: call.service, operation: call.operation, method: call.method, ...(call.shared ? { shared: true } : {}) };
+    const record: UpstreamCallRecord = {
+      service: call.service,
+      operation: call.operation,
+      method: call.method,
+      ...(call.shared ? { shared: true } : {}),
+    };
     request?.upstream.push(record);
     return {
-      headers: { ...(request ? { 'x-request-id': request.id } : {}), ...(span && tracing ? tracing.headersFor(span) : {}) },
+      headers: {
+        ...(request ? { 'x-request-id': request.id } : {}),
+        ...(span && tracing ? tracing.headersFor(span) : {}),
+      },
       end(outcome) {
         metrics?.observeUpstreamCall(call, outcome);
         Object.assign(record, outcome);
@@ -238,7 +304,16 @@ export function createObservability(config: ObservabilityConfig, dependencies: O
     plugin,
     metrics,
     observeUpstream,
-    lane: { beginRequest, beginOperation, paramsRead, executing, resultReady, refused, responseReady, logging: duringRequest },
+    lane: {
+      beginRequest,
+      beginOperation,
+      paramsRead,
+      executing,
+      resultReady,
+      refused,
+      responseReady,
+      logging: duringRequest,
+    },
     close: async () => tracing?.shutdown(),
   };
 }

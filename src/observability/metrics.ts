@@ -33,8 +33,14 @@ const OUTCOMES = {
 export type Metrics = {
   /** counts one finished GraphQL operation */
   observeOperation(operation: OperationRecord): void;
-  /** counts one finished upstream call; a `shared` one (it joined a call in flight) is counted by {@link Metrics.observeSharedCall} instead */
-  observeUpstreamCall(call: { service: UpstreamService; operation: string; method: string; shared?: boolean }, outcome: UpstreamCallOutcome): void;
+  /**
+   * counts one finished upstream call; a `shared` one (it joined a call in flight) is counted by {@link
+   * Metrics.observeSharedCall} instead
+   */
+  observeUpstreamCall(
+    call: { service: UpstreamService; operation: string; method: string; shared?: boolean },
+    outcome: UpstreamCallOutcome,
+  ): void;
   /** counts one upstream call that joined an identical one in flight, as it joins */
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
   /** the text exposition of every metric, and its content type */
@@ -114,7 +120,9 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
   });
   const upstreamRequests = new Counter({
     name: 'upstream_requests_total',
-    help: 'Upstream REST calls, by service, operation, method, the last answer\'s HTTP status (none: no answer) and outcome',
+    help:
+      "Upstream REST calls, by service, operation, method, the last answer's HTTP status (none: no answer) and " +
+      'outcome',
     labelNames: ['service', 'operation', 'method', 'status', 'outcome'] as const,
     registers,
   });
@@ -139,7 +147,9 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
   });
   const upstreamShared = new Counter({
     name: 'upstream_shared_calls_total',
-    help: 'Upstream calls that joined an identical GET already in flight instead of sending a request of their own (UPSTREAM_DEDUPE)',
+    help:
+      'Upstream calls that joined an identical GET already in flight instead of sending a request of their own ' +
+      '(UPSTREAM_DEDUPE)',
     labelNames: ['service', 'operation'] as const,
     registers,
   });
@@ -155,23 +165,39 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
 
   // The label sets a request touches, kept by name: one map lookup per observation instead of
   // prom-client hashing the labels each time (which showed in the profile of a 60-call request).
-  const operationCount = labelled((operation_name, operation_type, result) => operations.labels({ operation_name, operation_type, result }));
-  const operationTime = labelled((operation_name, operation_type) => operationDuration.labels({ operation_name, operation_type }));
-  const upstreamCount = labelled((service, operation, method, status, outcome) => upstreamRequests.labels({ service, operation, method, status, outcome }));
-  const upstreamTime = labelled((service, operation, method) => upstreamDuration.labels({ service, operation, method }));
+  const operationCount = labelled((operation_name, operation_type, result) =>
+    operations.labels({ operation_name, operation_type, result }),
+  );
+  const operationTime = labelled((operation_name, operation_type) =>
+    operationDuration.labels({ operation_name, operation_type }),
+  );
+  const upstreamCount = labelled((service, operation, method, status, outcome) =>
+    upstreamRequests.labels({ service, operation, method, status, outcome }),
+  );
+  const upstreamTime = labelled((service, operation, method) =>
+    upstreamDuration.labels({ service, operation, method }),
+  );
 
   return {
     observeOperation(operation) {
       const operation_name = nameLabel(operation.name);
       const operation_type = operation.type ?? 'unknown';
       operationCount(operation_name, operation_type, operation.errorCodes.length > 0 ? 'error' : 'success').inc();
-      operationTime(operation_name, operation_type).observe(((operation.ended ?? operation.started) - operation.started) / 1000);
+      operationTime(operation_name, operation_type).observe(
+        ((operation.ended ?? operation.started) - operation.started) / 1000,
+      );
       for (const code of operation.errorCodes) errors.inc({ operation_name, code });
     },
     observeUpstreamCall({ service, operation, method, shared }, outcome) {
       // A joined call sent nothing: the call it joined is counted, timed and its retries counted once.
       if (shared) return;
-      upstreamCount(service, operation, method, outcome.status === undefined ? 'none' : String(outcome.status), OUTCOMES[outcome.failure ?? 'ok']).inc();
+      upstreamCount(
+        service,
+        operation,
+        method,
+        outcome.status === undefined ? 'none' : String(outcome.status),
+        OUTCOMES[outcome.failure ?? 'ok'],
+      ).inc();
       upstreamTime(service, operation, method).observe(outcome.durationMs / 1000);
       if (outcome.retries > 0) upstreamRetries.inc({ service, operation }, outcome.retries);
       if (outcome.failure === 'timeout') upstreamTimeouts.inc({ service, operation });

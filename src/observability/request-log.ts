@@ -7,7 +7,10 @@
 import { redactFields } from '../secrets.js';
 import type { RequestRecord, UpstreamCallRecord } from './request-context.js';
 
-/** Upstream calls listed one by one in a line; a request that makes more lists the first ones (`upstreamCalls` counts all). */
+/**
+ * Upstream calls listed one by one in a line; a request that makes more lists the first ones (`upstreamCalls` counts
+ * all).
+ */
 export const MAX_LOGGED_UPSTREAM_CALLS = 50;
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -28,7 +31,10 @@ function upstreamEntry(call: UpstreamCallRecord) {
 }
 
 /** The message and fields of a request's log line, once its response is ready. */
-export function requestLogLine(request: RequestRecord, status: number): { message: string; fields: Record<string, unknown> } {
+export function requestLogLine(
+  request: RequestRecord,
+  status: number,
+): { message: string; fields: Record<string, unknown> } {
   const operations = request.operations;
   const single = operations.length === 1 ? operations[0] : undefined;
   const errorCodes = [...new Set(operations.flatMap((operation) => operation.errorCodes))];
@@ -39,7 +45,13 @@ export function requestLogLine(request: RequestRecord, status: number): { messag
     durationMs: round(performance.now() - request.started),
     ...(single ? { operationName: single.name ?? null, operationType: single.type ?? null } : {}),
     ...(operations.length > 1
-      ? { operations: operations.map((operation) => ({ name: operation.name ?? null, type: operation.type ?? null, errorCodes: operation.errorCodes })) }
+      ? {
+          operations: operations.map((operation) => ({
+            name: operation.name ?? null,
+            type: operation.type ?? null,
+            errorCodes: operation.errorCodes,
+          })),
+        }
       : {}),
     errorCodes,
     upstreamCalls: request.upstream.length,

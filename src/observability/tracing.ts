@@ -5,7 +5,16 @@
  * explicitly, so nothing is registered globally and several gateways can live in one process.
  */
 import { createRequire } from 'node:module';
-import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config } from '../config.js';
 import type { HeaderSource } from '../credentials.js';
@@ -40,7 +49,13 @@ function loadSdk(): Sdk {
 /** The settings tracing reads. */
 export type TracingConfig = Pick<
   Config,
-  'otelSdkDisabled' | 'otelTracesExporter' | 'otlpEndpointUrl' | 'otlpTracesEndpointUrl' | 'otelServiceName' | 'otelTracesSampler' | 'otelTracesSamplerArg'
+  | 'otelSdkDisabled'
+  | 'otelTracesExporter'
+  | 'otlpEndpointUrl'
+  | 'otlpTracesEndpointUrl'
+  | 'otelServiceName'
+  | 'otelTracesSampler'
+  | 'otelTracesSamplerArg'
 >;
 
 /**
@@ -50,7 +65,8 @@ export type TracingConfig = Pick<
  */
 export function tracesExporter(config: TracingConfig): 'otlp' | 'console' | undefined {
   if (config.otelSdkDisabled) return undefined;
-  if (config.otelTracesExporter !== undefined) return config.otelTracesExporter === 'none' ? undefined : config.otelTracesExporter;
+  if (config.otelTracesExporter !== undefined)
+    return config.otelTracesExporter === 'none' ? undefined : config.otelTracesExporter;
   return config.otlpEndpointUrl !== undefined || config.otlpTracesEndpointUrl !== undefined ? 'otlp' : undefined;
 }
 
@@ -59,7 +75,10 @@ export function otlpTracesUrl(config: TracingConfig): string {
   return config.otlpTracesEndpointUrl ?? `${config.otlpEndpointUrl ?? 'http://localhost:4318'}/v1/traces`;
 }
 
-function sampler(config: TracingConfig, { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler }: Sdk['traceBase']): Sampler {
+function sampler(
+  config: TracingConfig,
+  { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler }: Sdk['traceBase'],
+): Sampler {
   const ratio = new TraceIdRatioBasedSampler(config.otelTracesSamplerArg);
   switch (config.otelTracesSampler) {
     case 'always_on':
@@ -84,7 +103,10 @@ export type Tracing = {
   /** starts the span of one GraphQL operation; name it with {@link nameOperationSpan} once its name is known */
   startOperation(parent: Context): Span;
   /** starts the span of one upstream call, a child of the operation's span (when there is one) */
-  startUpstreamCall(parent: Span | undefined, call: { service: UpstreamService; operation: string; method: string; baseUrl: string }): Span;
+  startUpstreamCall(
+    parent: Span | undefined,
+    call: { service: UpstreamService; operation: string; method: string; baseUrl: string },
+  ): Span;
   /** ends an upstream call's span with what happened */
   endUpstreamCall(span: Span, outcome: UpstreamCallOutcome): void;
   /** the `traceparent` (and `tracestate`) headers that make the upstream's spans children of `span` */
@@ -121,7 +143,11 @@ export function createTracing(config: TracingConfig, dependencies: TracingDepend
 
   return {
     // The W3C propagator asks for its two headers by name; it never lists the carrier's keys.
-    extract: (headers) => propagator.extract(ROOT_CONTEXT, headers, { keys: () => ['traceparent', 'tracestate'], get: (carrier: typeof headers, key) => carrier.get(key) ?? undefined }),
+    extract: (headers) =>
+      propagator.extract(ROOT_CONTEXT, headers, {
+        keys: () => ['traceparent', 'tracestate'],
+        get: (carrier: typeof headers, key) => carrier.get(key) ?? undefined,
+      }),
     startOperation: (parent) => tracer.startSpan('GraphQL Operation', { kind: SpanKind.SERVER }, parent),
     startUpstreamCall(parent, call) {
       const { hostname, port, protocol } = new URL(call.baseUrl);
@@ -144,7 +170,10 @@ export function createTracing(config: TracingConfig, dependencies: TracingDepend
       if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status);
       if (outcome.retries > 0) span.setAttribute('http.request.resend_count', outcome.retries);
       if (outcome.failure !== undefined) {
-        span.setAttribute('error.type', outcome.status !== undefined && outcome.failure === 'status' ? String(outcome.status) : outcome.failure);
+        span.setAttribute(
+          'error.type',
+          outcome.status !== undefined && outcome.failure === 'status' ? String(outcome.status) : outcome.failure,
+        );
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
       span.end();
@@ -158,7 +187,9 @@ export function createTracing(config: TracingConfig, dependencies: TracingDepend
   };
 }
 
-/** Names an operation's span as OpenTelemetry's GraphQL conventions do (`query PetById`) and records its name and type. */
+/**
+ * Names an operation's span as OpenTelemetry's GraphQL conventions do (`query PetById`) and records its name and type.
+ */
 export function nameOperationSpan(span: Span, operation: { name?: string; type?: string }): void {
   if (operation.type === undefined) return;
   span.updateName(operation.name === undefined ? operation.type : `${operation.type} ${operation.name}`);
@@ -166,7 +197,9 @@ export function nameOperationSpan(span: Span, operation: { name?: string; type?:
   if (operation.name !== undefined) span.setAttribute('graphql.operation.name', operation.name);
 }
 
-/** Ends an operation's span (at `endedAt`, a `performance.now()` time), marked as failed when its result carried errors. */
+/**
+ * Ends an operation's span (at `endedAt`, a `performance.now()` time), marked as failed when its result carried errors.
+ */
 export function endOperationSpan(span: Span, errorCodes: readonly string[], endedAt: number): void {
   if (errorCodes.length > 0) {
     span.setAttribute('graphql.error.codes', [...new Set(errorCodes)]);

@@ -10,11 +10,23 @@ import type { Logger } from './logger.js';
 import { UpstreamError } from '../upstream/failure.js';
 
 function describe(error: unknown): { message: string; fields: Record<string, unknown> } {
-  const original = error instanceof Error && 'originalError' in error && error.originalError instanceof Error ? error.originalError : error;
+  const original =
+    error instanceof Error && 'originalError' in error && error.originalError instanceof Error
+      ? error.originalError
+      : error;
   if (original instanceof UpstreamError) {
     return {
-      message: `upstream ${original.service} ${original.operation} failed (${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}`,
-      fields: { upstream: { service: original.service, operation: original.operation, failure: original.failure, status: original.status } },
+      message:
+        `upstream ${original.service} ${original.operation} failed ` +
+        `(${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}`,
+      fields: {
+        upstream: {
+          service: original.service,
+          operation: original.operation,
+          failure: original.failure,
+          status: original.status,
+        },
+      },
     };
   }
   return { message: original instanceof Error ? original.message : String(original), fields: {} };
@@ -22,7 +34,9 @@ function describe(error: unknown): { message: string; fields: Record<string, unk
 
 /** Several arguments (yoga's debug messages) as one message. */
 function text(args: readonly unknown[]): string {
-  return args.map((arg) => (typeof arg === 'string' ? arg : arg instanceof Error ? arg.message : JSON.stringify(arg))).join(' ');
+  return args
+    .map((arg) => (typeof arg === 'string' ? arg : arg instanceof Error ? arg.message : JSON.stringify(arg)))
+    .join(' ');
 }
 
 /** The log as yoga's logger: expected failures as one `info` line, unexpected errors with their stack. */

@@ -54,7 +54,9 @@ function rootFields(document: DocumentNode, selectionSet: SelectionSetNode, seen
     if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(document, selection.selectionSet, seen);
     if (seen.has(selection.name.value)) return [];
     seen.add(selection.name.value);
-    const fragment = document.definitions.find((definition) => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === selection.name.value);
+    const fragment = document.definitions.find(
+      (definition) => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === selection.name.value,
+    );
     return fragment?.kind === Kind.FRAGMENT_DEFINITION ? rootFields(document, fragment.selectionSet, seen) : [];
   });
 }

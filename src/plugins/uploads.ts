@@ -102,7 +102,12 @@ export function useStreamingUploads(limits: UploadLimits): Plugin {
   };
 }
 
-function parseMultipart(request: Request, contentType: string, limits: UploadLimits, files: UploadedFile[]): Promise<GraphQLParams | GraphQLParams[]> {
+function parseMultipart(
+  request: Request,
+  contentType: string,
+  limits: UploadLimits,
+  files: UploadedFile[],
+): Promise<GraphQLParams | GraphQLParams[]> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -131,7 +136,8 @@ function parseMultipart(request: Request, contentType: string, limits: UploadLim
     };
     // Files arrive one after another; a resolver that waits for a later file frees the earlier ones.
     const freeEarlierFiles = () => {
-      for (const file of files) if (file.waiting) file.discard(uploadError(`File "${file.field}" was not read in the order it was sent`));
+      for (const file of files)
+        if (file.waiting) file.discard(uploadError(`File "${file.field}" was not read in the order it was sent`));
     };
 
     parser.on('field', (name, value) => {
@@ -155,7 +161,9 @@ function parseMultipart(request: Request, contentType: string, limits: UploadLim
           throw new Error();
         }
       } catch {
-        failAll(uploadError('Malformed multipart request: expected the JSON fields "operations" then "map"', 'BAD_REQUEST'));
+        failAll(
+          uploadError('Malformed multipart request: expected the JSON fields "operations" then "map"', 'BAD_REQUEST'),
+        );
       }
     });
     parser.on('file', (name, stream) => {
@@ -165,13 +173,23 @@ function parseMultipart(request: Request, contentType: string, limits: UploadLim
         stream.resume();
         return;
       }
-      stream.once('limit', () => stream.destroy(uploadError(`File "${name}" is larger than ${limits.maxFileBytes} bytes`, 'PAYLOAD_TOO_LARGE', 413)));
+      stream.once('limit', () =>
+        stream.destroy(
+          uploadError(`File "${name}" is larger than ${limits.maxFileBytes} bytes`, 'PAYLOAD_TOO_LARGE', 413),
+        ),
+      );
       file.attach(stream);
     });
-    parser.on('filesLimit', () => failAll(uploadError(`At most ${limits.maxFiles} files can be sent in one request`, 'PAYLOAD_TOO_LARGE', 413)));
+    parser.on('filesLimit', () =>
+      failAll(uploadError(`At most ${limits.maxFiles} files can be sent in one request`, 'PAYLOAD_TOO_LARGE', 413)),
+    );
     parser.on('error', () => failAll(uploadError('Malformed multipart request', 'BAD_REQUEST')));
     parser.on('close', () => {
-      settle(() => reject(uploadError('Malformed multipart request: expected the JSON fields "operations" then "map"', 'BAD_REQUEST')));
+      settle(() =>
+        reject(
+          uploadError('Malformed multipart request: expected the JSON fields "operations" then "map"', 'BAD_REQUEST'),
+        ),
+      );
       for (const file of byField.values()) file.fail(uploadError(`File "${file.field}" is missing from the request`));
     });
 

@@ -10,7 +10,10 @@ import type { NewUserPayload, OrderPayload, PetPayload } from '../upstream/paylo
 /** The canonical int64 form of an id argument. @throws BAD_USER_INPUT naming the argument */
 export function int64Arg(value: string, name: string): string {
   const id = toInt64(value);
-  if (id === undefined) throw badUserInput(`${name} must be an integer from -9223372036854775808 to 9223372036854775807, got "${value.slice(0, 40)}"`);
+  if (id === undefined)
+    throw badUserInput(
+      `${name} must be an integer from -9223372036854775808 to 9223372036854775807, got "${value.slice(0, 40)}"`,
+    );
   return id;
 }
 
@@ -27,13 +30,19 @@ export function keyArg(value: string, name: string): string {
 /** A pet payload from `PetInput`; `id` (from `updatePet`'s argument) wins over `input.id` and must agree with it. */
 export function petPayload(input: PetInput, id?: string): PetPayload {
   const inputId = optionalInt64(input.id, 'input.id');
-  if (id !== undefined && inputId !== undefined && inputId !== id) throw badUserInput(`input.id (${inputId}) differs from id (${id})`);
+  if (id !== undefined && inputId !== undefined && inputId !== id)
+    throw badUserInput(`input.id (${inputId}) differs from id (${id})`);
   return {
     id: id ?? inputId,
     name: input.name,
     photoUrls: input.photoUrls ?? [],
-    category: input.category ? { id: optionalInt64(input.category.id, 'input.category.id'), name: input.category.name ?? undefined } : undefined,
-    tags: (input.tags ?? []).map((tag, index) => ({ id: optionalInt64(tag.id, `input.tags[${index}].id`), name: tag.name ?? undefined })),
+    category: input.category
+      ? { id: optionalInt64(input.category.id, 'input.category.id'), name: input.category.name ?? undefined }
+      : undefined,
+    tags: (input.tags ?? []).map((tag, index) => ({
+      id: optionalInt64(tag.id, `input.tags[${index}].id`),
+      name: tag.name ?? undefined,
+    })),
     status: input.status ?? undefined,
   };
 }

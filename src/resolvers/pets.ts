@@ -49,14 +49,20 @@ export const petResolvers: Resolvers = {
   },
 
   Mutation: {
-    addPet: async (_, { input }, { petstore, credentials, loaders }) => primed(loaders, await petstore.addPet(credentials, petPayload(input))),
+    addPet: async (_, { input }, { petstore, credentials, loaders }) =>
+      primed(loaders, await petstore.addPet(credentials, petPayload(input))),
     updatePet: async (_, { id, input }, { petstore, credentials, loaders }) =>
       primed(loaders, await petstore.updatePet(credentials, petPayload(input, int64Arg(id, 'id')))),
     updatePetWithForm: async (_, { id, name, status }, { petstore, credentials, loaders }) => {
       const petId = int64Arg(id, 'id');
-      const updated = await petstore.updatePetWithForm(credentials, petId, { name: name ?? undefined, status: status ?? undefined });
+      const updated = await petstore.updatePetWithForm(credentials, petId, {
+        name: name ?? undefined,
+        status: status ?? undefined,
+      });
       // Servers that answer without a body: read the pet back.
-      return updated ? primed(loaders, updated) : ((await loaders.petById.clear(petId).load(petId)) ?? missing('updatePetWithForm result'));
+      return updated
+        ? primed(loaders, updated)
+        : ((await loaders.petById.clear(petId).load(petId)) ?? missing('updatePetWithForm result'));
     },
     deletePet: async (_, { id }, { petstore, credentials, loaders }) => {
       const petId = int64Arg(id, 'id');

@@ -11,6 +11,10 @@ export const plantResolvers: Resolvers = {
   },
   Mutation: {
     createPlant: (_, { input }, { plants, credentials }) =>
-      plants.createPlant(credentials, { id: int64Arg(input.id, 'input.id'), name: input.name, tag: input.tag ?? undefined }),
+      plants.createPlant(credentials, {
+        id: int64Arg(input.id, 'input.id'),
+        name: input.name,
+        tag: input.tag ?? undefined,
+      }),
   },
 };

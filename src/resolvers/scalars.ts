@@ -16,8 +16,10 @@ function isRealDate(year: number, month: number, day: number): boolean {
 
 function parseDateTime(value: unknown): string {
   const parts = typeof value === 'string' ? ISO_DATE_TIME.exec(value) : null;
-  const date = parts && isRealDate(Number(parts[1]), Number(parts[2]), Number(parts[3])) ? new Date(parts[0]) : undefined;
-  if (!date || Number.isNaN(date.getTime())) throw badUserInput('DateTime must be an ISO 8601 date-time with a time zone, such as 2025-03-20T11:00:00Z');
+  const date =
+    parts && isRealDate(Number(parts[1]), Number(parts[2]), Number(parts[3])) ? new Date(parts[0]) : undefined;
+  if (!date || Number.isNaN(date.getTime()))
+    throw badUserInput('DateTime must be an ISO 8601 date-time with a time zone, such as 2025-03-20T11:00:00Z');
   return date.toISOString();
 }
 
@@ -27,7 +29,8 @@ export const DateTime = new GraphQLScalarType<string, string>({
     // Upstream dates are normalised to ISO strings when decoded; Date objects are accepted too.
     const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined;
     // A date from upstream that is not one: the upstream's answer is what the graph cannot use.
-    if (!date || Number.isNaN(date.getTime())) throw codedError('UPSTREAM_ERROR', 'DateTime cannot represent an invalid date');
+    if (!date || Number.isNaN(date.getTime()))
+      throw codedError('UPSTREAM_ERROR', 'DateTime cannot represent an invalid date');
     return date.toISOString();
   },
   parseValue: parseDateTime,
@@ -45,7 +48,9 @@ export const File = new GraphQLScalarType<UploadedFile, never>({
   },
   parseValue(value) {
     if (value instanceof UploadedFile) return value;
-    throw badUserInput('File must be sent as a file part of a multipart request (GraphQL multipart request specification)');
+    throw badUserInput(
+      'File must be sent as a file part of a multipart request (GraphQL multipart request specification)',
+    );
   },
   parseLiteral() {
     throw badUserInput('File must be sent as a variable in a multipart request');

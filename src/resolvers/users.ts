@@ -8,7 +8,8 @@ import { keyArg, userPayload } from './inputs.js';
 
 export const userResolvers: Resolvers = {
   User: {
-    __resolveReference: async (reference, { loaders }) => loaders.userByName.load(keyArg(reference.username, 'User.username')),
+    __resolveReference: async (reference, { loaders }) =>
+      loaders.userByName.load(keyArg(reference.username, 'User.username')),
     username: (user) => user.username ?? incompleteAnswer('petstore', 'User.username'),
   },
   Query: {
@@ -31,7 +32,11 @@ export const userResolvers: Resolvers = {
       const user = userPayload(input);
       const updated = await petstore.updateUser(keyArg(username, 'username'), user);
       // Servers that answer without a body: read the user back under its (possibly new) name.
-      return updated ?? (await loaders.userByName.clear(input.username).load(input.username)) ?? incompleteAnswer('petstore', 'updateUser result');
+      return (
+        updated ??
+        (await loaders.userByName.clear(input.username).load(input.username)) ??
+        incompleteAnswer('petstore', 'updateUser result')
+      );
     },
   },
 };

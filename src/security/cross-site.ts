@@ -11,18 +11,32 @@ import { codedError } from '../errors.js';
  * Headers that mark a request as sent by a script rather than by a plain HTML form or link (which
  * a browser sends cross-site without asking): ours, and the ones common clients already send.
  */
-export const CSRF_HEADERS = ['x-graphql-csrf', 'x-graphql-yoga-csrf', 'graphql-preflight', 'apollo-require-preflight', 'x-apollo-operation-name'];
+export const CSRF_HEADERS = [
+  'x-graphql-csrf',
+  'x-graphql-yoga-csrf',
+  'graphql-preflight',
+  'apollo-require-preflight',
+  'x-apollo-operation-name',
+];
 
 /** Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all). */
 const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'authorization', 'api_key', ...CSRF_HEADERS];
 
 type CorsOptions = YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors'];
 
-/** No CORS headers at all unless origins are configured: only pages of the gateway's own origin can read its answers. */
+/**
+ * No CORS headers at all unless origins are configured: only pages of the gateway's own origin can read its answers.
+ */
 export function corsOptions(origins: readonly string[] | undefined): CorsOptions {
   if (origins === undefined) return false;
   const any = origins.includes('*');
-  return { origin: [...origins], credentials: !any, methods: ['GET', 'POST'], allowedHeaders: CORS_ALLOWED_HEADERS, maxAge: 600 };
+  return {
+    origin: [...origins],
+    credentials: !any,
+    methods: ['GET', 'POST'],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    maxAge: 600,
+  };
 }
 
 /**
@@ -41,7 +55,8 @@ export function useCsrfPrevention(): Plugin {
       } catch {
         throw codedError(
           'CSRF_HEADER_REQUIRED',
-          'This request could have been sent by another site: send it as application/json, or add the header x-graphql-csrf: 1 (GET requests and uploads need the header)',
+          'This request could have been sent by another site: send it as application/json, or add the header ' +
+            'x-graphql-csrf: 1 (GET requests and uploads need the header)',
           { status: 403 },
         );
       }

@@ -18,7 +18,10 @@ export function checkRepresentations(schema: GraphQLSchema): GraphQLSchema {
   field.resolve = (source, args: { representations?: unknown }, context, info) => {
     const representations = Array.isArray(args.representations) ? args.representations : [];
     representations.forEach((representation: unknown, index) => {
-      const typename: unknown = typeof representation === 'object' && representation !== null ? Reflect.get(representation, '__typename') : undefined;
+      const typename: unknown =
+        typeof representation === 'object' && representation !== null
+          ? Reflect.get(representation, '__typename')
+          : undefined;
       if (typeof typename !== 'string' || !entities.has(typename)) {
         throw badUserInput(`representations[${index}] must be an object whose __typename is one of ${names}`);
       }

@@ -42,14 +42,20 @@ export type SecurityConfig = Pick<
 /** The protections of one gateway. */
 export type Security = {
   /** yoga options: CORS, GraphiQL, batching; its body limit is replaced by {@link Security.plugins}' */
-  yogaOptions: Pick<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>, 'cors' | 'graphiql' | 'batching' | 'maxRequestBodySize'>;
+  yogaOptions: Pick<
+    YogaServerOptions<Record<string, unknown>, Record<string, unknown>>,
+    'cors' | 'graphiql' | 'batching' | 'maxRequestBodySize'
+  >;
   /** yoga plugins, to come after the streaming uploads plugin (the body limit wraps its parser) */
   plugins: Plugin[];
   /** applies the list-argument bound and the check of federation representations to the schema */
   schema(schema: GraphQLSchema): GraphQLSchema;
   /** a fresh upstream call budget, for one operation */
   budget(): UpstreamCallBudget;
-  /** the rate limits (undefined when off), for the HTTP lane to check before it reads a request; the plugin shares its buckets */
+  /**
+   * the rate limits (undefined when off), for the HTTP lane to check before it reads a request; the plugin shares its
+   * buckets
+   */
   rateLimiter: RateLimiter | undefined;
 };
 
@@ -57,7 +63,11 @@ export type Security = {
  * Builds the protections. Reads the trusted documents manifest when one is configured.
  * @throws ConfigError when the manifest cannot be used
  */
-export function createSecurity(config: SecurityConfig, uploads: { maxFiles: number }, rateLimitStore?: RateLimitStore): Security {
+export function createSecurity(
+  config: SecurityConfig,
+  uploads: { maxFiles: number },
+  rateLimitStore?: RateLimitStore,
+): Security {
   const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
   const limits = {
     perMinute: config.rateLimitPerMinute,
@@ -70,7 +80,10 @@ export function createSecurity(config: SecurityConfig, uploads: { maxFiles: numb
     // First: a refused client costs no parsing.
     useRateLimit(limits, rateLimiter),
     ...(config.csrfPrevention ? [useCsrfPrevention()] : []),
-    useRequestBodyLimits({ maxBytes: config.requestMaxBytes, maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes }),
+    useRequestBodyLimits({
+      maxBytes: config.requestMaxBytes,
+      maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
+    }),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
     useQueryLimits({
       maxDepth: config.queryMaxDepth,

@@ -39,13 +39,15 @@ function check(type: GraphQLInputType, value: unknown, path: string, maxItems: n
   if (isNonNullType(type)) return check(type.ofType, value, path, maxItems);
   if (isListType(type)) {
     if (!Array.isArray(value)) return;
-    if (value.length > maxItems) throw badUserInput(`${path} has ${value.length} items; at most ${maxItems} are allowed`);
+    if (value.length > maxItems)
+      throw badUserInput(`${path} has ${value.length} items; at most ${maxItems} are allowed`);
     value.forEach((item, index) => check(type.ofType, item, `${path}[${index}]`, maxItems));
     return;
   }
   if (isInputObjectType(type) && typeof value === 'object') {
     const fields = value as Record<string, unknown>;
-    for (const field of Object.values(type.getFields())) check(field.type, fields[field.name], `${path}.${field.name}`, maxItems);
+    for (const field of Object.values(type.getFields()))
+      check(field.type, fields[field.name], `${path}.${field.name}`, maxItems);
   }
 }
 

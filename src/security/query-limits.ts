@@ -26,7 +26,9 @@ export type QueryLimits = {
 };
 
 /** What armor calls when a limit is exceeded (its types package is not a direct dependency). */
-type RejectCallback = NonNullable<NonNullable<NonNullable<Parameters<typeof EnvelopArmorPlugin>[0]>['maxDepth']>['onReject']>[number];
+type RejectCallback = NonNullable<
+  NonNullable<NonNullable<Parameters<typeof EnvelopArmorPlugin>[0]>['maxDepth']>['onReject']
+>[number];
 
 /** armor's messages start with "Syntax Error: " although nothing is wrong with the syntax. */
 function plainMessage(error: GraphQLError): string {
@@ -72,9 +74,14 @@ export function useQueryLimits(limits: QueryLimits): Plugin {
 const noIntrospection: ValidationRule = (context) => ({
   Field(node) {
     const type = getNamedType(context.getType());
-    const isServiceSdl = node.name.value === '_service' && context.getParentType() === context.getSchema().getQueryType();
+    const isServiceSdl =
+      node.name.value === '_service' && context.getParentType() === context.getSchema().getQueryType();
     if ((type && isIntrospectionType(type)) || isServiceSdl) {
-      context.reportError(codedError('INTROSPECTION_DISABLED', `Introspection is disabled: "${node.name.value}" cannot be queried.`, { nodes: node }));
+      context.reportError(
+        codedError('INTROSPECTION_DISABLED', `Introspection is disabled: "${node.name.value}" cannot be queried.`, {
+          nodes: node,
+        }),
+      );
       // One error per introspection field, not one for each field below it.
       return false;
     }

@@ -32,7 +32,9 @@ type Bucket = { tokens: number; updatedAt: number };
  * buckets, the ones that have refilled (and so mean nothing) are dropped, then the oldest.
  */
 /** A store in this process: it answers at once. */
-export type MemoryRateLimitStore = Omit<RateLimitStore, 'take'> & { take(key: string, rule: BucketRule, now: number): Take };
+export type MemoryRateLimitStore = Omit<RateLimitStore, 'take'> & {
+  take(key: string, rule: BucketRule, now: number): Take;
+};
 
 export function createMemoryRateLimitStore(options: { maxKeys?: number } = {}): MemoryRateLimitStore {
   const maxKeys = options.maxKeys ?? 100_000;

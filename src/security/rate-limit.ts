@@ -51,8 +51,6 @@ function peerOf(serverContext: object): string {
   return incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
 }
 
-
-
 /** A request the limits refuse: how many a minute are allowed, and when to come back. */
 export type RateLimitRefusal = { perMinute: number; retryAfterSeconds: number };
 
@@ -71,7 +69,8 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
     async check(address, headers) {
       const credential = credentialFingerprint(headers);
       const checks: [key: string, perMinute: number][] = [];
-      if (limits.perMinute > 0) checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
+      if (limits.perMinute > 0)
+        checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
       if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
       const at = now();
       for (const [key, perMinute] of checks) {
@@ -100,10 +99,17 @@ export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(lim
   return {
     async onRequestParse({ request, serverContext }) {
       if (Reflect.get(serverContext, 'rateLimitChecked') === true) return;
-      const address = clientAddress(peerOf(serverContext), request.headers.get('x-forwarded-for'), limits.trustProxyHops);
+      const address = clientAddress(
+        peerOf(serverContext),
+        request.headers.get('x-forwarded-for'),
+        limits.trustProxyHops,
+      );
       const refusal = await limiter.check(address, request.headers);
       if (refusal) {
-        throw codedError('RATE_LIMITED', rateLimitMessage(refusal), { status: 429, headers: { 'Retry-After': String(refusal.retryAfterSeconds) } });
+        throw codedError('RATE_LIMITED', rateLimitMessage(refusal), {
+          status: 429,
+          headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
+        });
       }
     },
   };

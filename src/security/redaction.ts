@@ -1,7 +1,8 @@
 /**
  * The last pass over the errors a response carries.
  * - Credential hygiene: every message is cleared of the request's secrets (its bearer token, its
- *   api_key, and any password, or other field named like a secret, it sent). The gateway builds its own errors without them; this
+ *   api_key, and any password, or other field named like a secret, it sent). The gateway builds its own errors without
+ * them; this
  *   catches the messages it does not write, such as GraphQL's
  *   "Variable "$input" got invalid value { password: … }", which quotes the value it refused.
  * - That same kind of error, the one request error GraphQL sends without a code, gets one.
@@ -25,7 +26,8 @@ function isResult(value: unknown): value is Result {
 
 /** Applies `change` to every error of a result or a batch of results (a stream is left alone). */
 function mapErrors<R>(result: R, change: (error: GraphQLError) => GraphQLError): R {
-  const one = (value: unknown) => (isResult(value) && value.errors ? { ...value, errors: value.errors.map(change) } : value);
+  const one = (value: unknown) =>
+    isResult(value) && value.errors ? { ...value, errors: value.errors.map(change) } : value;
   if (Array.isArray(result)) return result.map(one) as R;
   return one(result) as R;
 }

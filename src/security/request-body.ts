@@ -68,13 +68,17 @@ function counted(body: ReadableStream<Uint8Array>, limit: number): ReadableStrea
   });
 }
 
-/** A parser's own failure that is not a coded GraphQL error (`variables=notjson` in a GET URL) is the request's fault. */
+/**
+ * A parser's own failure that is not a coded GraphQL error (`variables=notjson` in a GET URL) is the request's fault.
+ */
 async function unreadable<T>(parse: () => T | Promise<T>): Promise<T> {
   try {
     return await parse();
   } catch (error) {
     if (error instanceof GraphQLError) throw error;
-    throw codedError('BAD_REQUEST', 'The request could not be read: its variables or extensions are not valid JSON', { status: 400 });
+    throw codedError('BAD_REQUEST', 'The request could not be read: its variables or extensions are not valid JSON', {
+      status: 400,
+    });
   }
 }
 
@@ -91,7 +95,11 @@ export function useRequestBodyLimits(limits: BodyLimits): Plugin {
       if (request.method !== 'GET' && request.method !== 'POST') return;
       if (!requestParser) {
         if (request.method !== 'POST') return;
-        throw codedError('UNSUPPORTED_MEDIA_TYPE', 'Send the operation as application/json (or as multipart/form-data with files)', { status: 415 });
+        throw codedError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          'Send the operation as application/json (or as multipart/form-data with files)',
+          { status: 415 },
+        );
       }
       const parse = requestParser;
       if (request.method === 'GET') {
@@ -101,7 +109,8 @@ export function useRequestBodyLimits(limits: BodyLimits): Plugin {
       const multipart = /^multipart\/form-data\b/i.test(request.headers.get('content-type') ?? '');
       const limit = multipart ? limits.maxMultipartBytes : limits.maxBytes;
       const declared = request.headers.get('content-length');
-      if (declared !== null && !CONTENT_LENGTH.test(declared)) throw codedError('BAD_REQUEST', 'The Content-Length header is invalid', { status: 400 });
+      if (declared !== null && !CONTENT_LENGTH.test(declared))
+        throw codedError('BAD_REQUEST', 'The Content-Length header is invalid', { status: 400 });
       if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
       setRequestParser(async (incoming) => {
         const body = incoming.body;

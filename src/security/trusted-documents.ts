@@ -32,7 +32,8 @@ export function loadTrustedDocuments(file: string): TrustedDocuments {
   }
   const documents = new Map<string, string>();
   for (const [hash, document] of Object.entries(manifest)) {
-    if (typeof document !== 'string') throw new ConfigError(`TRUSTED_DOCUMENTS: the document of "${hash}" is not a string`);
+    if (typeof document !== 'string')
+      throw new ConfigError(`TRUSTED_DOCUMENTS: the document of "${hash}" is not a string`);
     try {
       parse(document);
     } catch {
@@ -47,14 +48,20 @@ const HOW = 'send extensions.persistedQuery { version: 1, sha256Hash } of a docu
 
 /** The yoga plugin of trusted-documents mode: only the manifest's documents run, by hash. */
 export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
-  const required = { message: `Only trusted documents run on this gateway: ${HOW}`, extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } } };
+  const required = {
+    message: `Only trusted documents run on this gateway: ${HOW}`,
+    extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } },
+  };
   return usePersistedOperations({
     getPersistedOperation: (hash) => documents.get(hash) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
       persistedQueryOnly: required,
       keyNotFound: required,
-      notFound: { message: `Unknown trusted document: ${HOW}`, extensions: { code: 'TRUSTED_DOCUMENT_NOT_FOUND', http: { status: 400 } } },
+      notFound: {
+        message: `Unknown trusted document: ${HOW}`,
+        extensions: { code: 'TRUSTED_DOCUMENT_NOT_FOUND', http: { status: 400 } },
+      },
     },
   });
 }

@@ -11,7 +11,10 @@ export class ResponseTooLarge extends Error {}
 export class BodyTimeout extends Error {}
 
 /** An answer's body as undici gives it. */
-type Body = AsyncIterable<Buffer> & { destroy(error?: Error): unknown; on(event: 'error', listener: () => void): unknown };
+type Body = AsyncIterable<Buffer> & {
+  destroy(error?: Error): unknown;
+  on(event: 'error', listener: () => void): unknown;
+};
 
 /** The limits of one read. */
 export type BodyLimits = {
@@ -36,7 +39,8 @@ export async function readBoundedBody(body: Body, limits: BodyLimits): Promise<s
     body.destroy();
     throw new ResponseTooLarge();
   }
-  const timer = limits.timeoutMs === undefined ? undefined : setTimeout(() => body.destroy(new BodyTimeout()), limits.timeoutMs);
+  const timer =
+    limits.timeoutMs === undefined ? undefined : setTimeout(() => body.destroy(new BodyTimeout()), limits.timeoutMs);
   try {
     const chunks: Buffer[] = [];
     let size = 0;

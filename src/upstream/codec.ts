@@ -173,7 +173,8 @@ function normalizeAny(shape: Shape, raw: unknown): unknown {
       throw new Misfit('expected a boolean');
     case 'datetime': {
       // JSON carries ISO strings; the reference server's XML carries epoch milliseconds.
-      const epoch = typeof raw === 'number' ? raw : typeof raw === 'string' && INTEGER.test(raw) ? Number(raw) : undefined;
+      const epoch =
+        typeof raw === 'number' ? raw : typeof raw === 'string' && INTEGER.test(raw) ? Number(raw) : undefined;
       const date = epoch !== undefined ? new Date(epoch) : typeof raw === 'string' ? new Date(raw) : undefined;
       if (!date || Number.isNaN(date.getTime())) throw new Misfit('expected a date-time');
       return date.toISOString();
@@ -219,12 +220,17 @@ function listItems(raw: unknown): unknown[] {
   if (typeof raw === 'object') {
     // `<photoUrls><photoUrl>a</photoUrl></photoUrls>`, `<ArrayList><item>…</item></ArrayList>`:
     // whatever the item element is called, its occurrences are the items.
-    return Object.values(raw as Record<string, unknown>).flatMap((items): unknown[] => (Array.isArray(items) ? (items as unknown[]) : [items]));
+    return Object.values(raw as Record<string, unknown>).flatMap((items): unknown[] =>
+      Array.isArray(items) ? (items as unknown[]) : [items],
+    );
   }
   return [raw];
 }
 
-/** Converts a payload to plain values for a JSON body: int64 strings become bigints so that they are written as exact integers. */
+/**
+ * Converts a payload to plain values for a JSON body: int64 strings become bigints so that they are written as exact
+ * integers.
+ */
 function toJsonValue(shape: Shape, value: unknown): unknown {
   if (value === undefined || value === null) return undefined;
   switch (shape.kind) {
@@ -300,6 +306,11 @@ export function encodeBody<S extends Shape & { kind: 'object' }>(
   shape: S,
   value: Payload<S>,
 ): { contentType: string; data: string } {
-  const data = format === 'json' ? encodeJson(shape, value) : format === 'xml' ? encodeXml(shape, value) : encodeForm(shape, value);
+  const data =
+    format === 'json'
+      ? encodeJson(shape, value)
+      : format === 'xml'
+        ? encodeXml(shape, value)
+        : encodeForm(shape, value);
   return { contentType: BODY_CONTENT_TYPES[format], data };
 }

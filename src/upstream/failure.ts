@@ -70,7 +70,14 @@ export class UpstreamError extends Error {
 export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
 /** Connection failures after which a read may be sent again (the request may never have arrived). */
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'UND_ERR_SOCKET', 'EAI_AGAIN']);
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'EAI_AGAIN',
+]);
 
 /** The final error of a call that was retried, saying so. */
 export function afterRetries(error: UpstreamError, retries: number): UpstreamError {
@@ -90,7 +97,11 @@ export function errorCode(error: unknown): string | undefined {
 export function isTransportError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = errorCode(error);
-  return error.name === 'TimeoutError' || error.name === 'AbortError' || (code !== undefined && /^(UND_ERR_|E[A-Z]+$)/.test(code));
+  return (
+    error.name === 'TimeoutError' ||
+    error.name === 'AbortError' ||
+    (code !== undefined && /^(UND_ERR_|E[A-Z]+$)/.test(code))
+  );
 }
 
 /** The call's deadline ran out (its signal aborts with a TimeoutError). */
@@ -113,7 +124,8 @@ export function transportFailure(error: unknown): TransportFailure {
   const code = errorCode(error);
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return { kind: 'connect-timeout', reason: code, transient: false };
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return { kind: 'headers-timeout', reason: code, transient: false };
-  if (error instanceof BodyTimeout || code === 'UND_ERR_BODY_TIMEOUT') return { kind: 'body-timeout', reason: 'body timeout', transient: false };
+  if (error instanceof BodyTimeout || code === 'UND_ERR_BODY_TIMEOUT')
+    return { kind: 'body-timeout', reason: 'body timeout', transient: false };
   if (isDeadline(error)) return { kind: 'deadline', reason: 'deadline', transient: false };
   return { kind: 'connection', reason: code ?? 'connection error', transient: CONNECTION_ERROR_CODES.has(code ?? '') };
 }
@@ -144,6 +156,9 @@ export function errorMessage(text: string, contentType: string | undefined): { m
 /** At most 200 characters of a text passed on in a message, with any address left out. */
 export function excerpt(text: string): string {
   // Addresses are left out of anything passed on: they may name internal hosts or carry secrets.
-  const clean = text.trim().replace(/\s+/g, ' ').replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '[address]');
+  const clean = text
+    .trim()
+    .replace(/\s+/g, ' ')
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '[address]');
   return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
 }

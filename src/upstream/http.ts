@@ -25,7 +25,10 @@ import {
 } from './failure.js';
 import { createInFlightCalls, type Waiter } from './in-flight.js';
 
-/** Options of one upstream client; the gateway takes each from its configuration (the setting named), which holds the defaults. */
+/**
+ * Options of one upstream client; the gateway takes each from its configuration (the setting named), which holds the
+ * defaults.
+ */
 export type UpstreamClientOptions = {
   /** base URL of the area, e.g. `https://petstore3.swagger.io/api/v3`; its path prefixes every call */
   baseUrl: string;
@@ -33,7 +36,10 @@ export type UpstreamClientOptions = {
   connections: number;
   /** the area's timeouts, in milliseconds (UPSTREAM_TIMEOUT_MS and the settings after it) */
   timeouts: Readonly<{
-    /** deadline for a whole call, from the first connect to the last body byte, retries and the waits between them included */
+    /**
+     * deadline for a whole call, from the first connect to the last body byte, retries and the waits between them
+     * included
+     */
     totalMs: number;
     /** time to establish a connection (TCP, and TLS for https) */
     connectMs: number;
@@ -46,7 +52,10 @@ export type UpstreamClientOptions = {
   maxResponseBytes: number;
   /** retries of a GET after a connection error or a 502/503/504 answer; 0 turns retries off (UPSTREAM_RETRIES) */
   retries: number;
-  /** the wait before the first retry, doubled for each further one, then jittered (see {@link retryDelay}) (UPSTREAM_RETRY_BACKOFF_MS) */
+  /**
+   * the wait before the first retry, doubled for each further one, then jittered (see {@link retryDelay})
+   * (UPSTREAM_RETRY_BACKOFF_MS)
+   */
   retryBackoffMs: number;
   /** the longest wait before one retry, in milliseconds (UPSTREAM_RETRY_BACKOFF_MAX_MS) */
   retryBackoffMaxMs: number;
@@ -73,7 +82,9 @@ export type UpstreamObserver = (call: {
   service: UpstreamService;
   operation: string;
   method: UpstreamRequest['method'];
-  /** true: the call joined an identical one already in flight and sends nothing itself (its watch's headers go nowhere) */
+  /**
+   * true: the call joined an identical one already in flight and sends nothing itself (its watch's headers go nowhere)
+   */
   shared?: boolean;
   /** the request it is made for, when its caller said (see {@link UpstreamRequest.scope}) */
   scope?: RequestScope;
@@ -91,7 +102,10 @@ export type UpstreamCallWatch = {
 export type UpstreamCallOutcome = {
   /** the last answer's HTTP status, when there was one */
   status?: number;
-  /** why it failed; undefined when it succeeded. `aborted`: its request body failed (the client went away, an upload limit) */
+  /**
+   * why it failed; undefined when it succeeded. `aborted`: its request body failed (the client went away, an upload
+   * limit)
+   */
   failure?: UpstreamFailure | 'aborted';
   /** retries made */
   retries: number;
@@ -198,7 +212,8 @@ export function retryDelay(retry: number, baseMs: number, maxMs: number, random:
 
 /** Connection failures after which a GET can safely be sent again: refused, reset, closed. */
 /** The outcome of one attempt: an answer, or a failure and whether trying again may help. */
-type Attempt = { ok: true; response: UpstreamResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
+type Attempt =
+  { ok: true; response: UpstreamResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
 
 /** Builds the error of a failed call (its credentials already taken out of the message). */
 type Fail = (failure: UpstreamFailure, message: string, status?: number, code?: number) => UpstreamError;
@@ -228,7 +243,12 @@ type Sent = { response: UpstreamResponse; retries: number };
 export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamPool {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const { totalMs: timeoutMs, connectMs: connectTimeoutMs, headersMs: headersTimeoutMs, bodyMs: bodyTimeoutMs } = options.timeouts;
+  const {
+    totalMs: timeoutMs,
+    connectMs: connectTimeoutMs,
+    headersMs: headersTimeoutMs,
+    bodyMs: bodyTimeoutMs,
+  } = options.timeouts;
   const { maxResponseBytes, retries, retryBackoffMs, retryBackoffMaxMs } = options;
   // Every call goes to this one origin: the pool cannot send a request (or a credential) anywhere else.
   const pool = new Pool(base.origin, {
@@ -241,7 +261,9 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   });
 
   // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
-  const inFlight = options.dedupe ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 })) : undefined;
+  const inFlight = options.dedupe
+    ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
+    : undefined;
 
   async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
     if (call.method === 'GET' || inFlight === undefined) return observed(call);
@@ -266,22 +288,44 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       // Alone, it would not have waited for a retry that starts after its deadline: it would have got the failure.
       timedOut: (progress) =>
         progress.retrying ??
-        afterRetries(new UpstreamError({ service, operation: call.operation, failure: 'timeout', message: deadlineMessage(call.operation, progress.answering) }), progress.retries),
+        afterRetries(
+          new UpstreamError({
+            service,
+            operation: call.operation,
+            failure: 'timeout',
+            message: deadlineMessage(call.operation, progress.answering),
+          }),
+          progress.retries,
+        ),
     };
     const joined = key === undefined ? undefined : inFlight?.join(key, waiter);
     const made = (headed: UpstreamRequest): Promise<Sent> =>
-      key !== undefined && inFlight !== undefined ? inFlight.start(key, sharingScope(call.path), waiter, (shared) => send(headed, shared)) : sendAlone(headed);
-    const watch = options.observer?.({ service, operation: call.operation, method: call.method, ...(joined ? { shared: true } : {}), scope: call.scope });
+      key !== undefined && inFlight !== undefined
+        ? inFlight.start(key, sharingScope(call.path), waiter, (shared) => send(headed, shared))
+        : sendAlone(headed);
+    const watch = options.observer?.({
+      service,
+      operation: call.operation,
+      method: call.method,
+      ...(joined ? { shared: true } : {}),
+      scope: call.scope,
+    });
     if (watch === undefined) return (await (joined ?? made(call))).response;
     const started = performance.now();
-    const end = (outcome: Omit<UpstreamCallOutcome, 'durationMs'>) => watch.end({ ...outcome, durationMs: performance.now() - started });
+    const end = (outcome: Omit<UpstreamCallOutcome, 'durationMs'>) =>
+      watch.end({ ...outcome, durationMs: performance.now() - started });
     try {
       // A shared call is made with its first caller's headers (request id, trace context).
-      const { response, retries } = await (joined ?? made(watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
+      const { response, retries } = await (joined ??
+        made(watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
       end({ status: response.status, retries });
       return response;
     } catch (error) {
-      end(error instanceof UpstreamError ? { status: error.status, failure: error.failure, retries: error.retries } : { failure: 'aborted', retries: 0 });
+      end(
+        error instanceof UpstreamError
+          ? { status: error.status, failure: error.failure, retries: error.retries }
+          : { failure: 'aborted', retries: 0 },
+      );
       throw error;
     }
   }
@@ -292,10 +336,17 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     // each signal, and what undici hangs on it, alive for the whole timeout: under load that
     // is seconds of calls promoted to the old heap, and a resident set far above the live data.)
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DOMException(`deadline of ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`deadline of ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
     const deadline = performance.now() + timeoutMs;
     try {
-      return await send(call, { signal: controller.signal, deadline: () => deadline, progress: { answering: false, retries: 0 } });
+      return await send(call, {
+        signal: controller.signal,
+        deadline: () => deadline,
+        progress: { answering: false, retries: 0 },
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -307,7 +358,14 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     const fail: Fail = (failure, message, status, code) => {
       // An upstream that echoes a credential or a password must not get it into a response or a log.
       const secrets = [...credentialSecretsOf(call.headers), ...(call.secrets ?? [])];
-      return new UpstreamError({ service, operation: call.operation, failure, message: redact(message, secrets), status, upstreamCode: code });
+      return new UpstreamError({
+        service,
+        operation: call.operation,
+        failure,
+        message: redact(message, secrets),
+        status,
+        upstreamCode: code,
+      });
     };
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
@@ -320,7 +378,14 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
       // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
       if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
-      options.onRetry?.({ service, operation: call.operation, retry: retry + 1, delayMs, reason: outcome.reason, ...(call.scope ? { scope: call.scope } : {}) });
+      options.onRetry?.({
+        service,
+        operation: call.operation,
+        retry: retry + 1,
+        delayMs,
+        reason: outcome.reason,
+        ...(call.scope ? { scope: call.scope } : {}),
+      });
       limits.progress.retries = retry + 1;
       limits.progress.retrying = afterRetries(outcome.error, retry);
       await sleep(delayMs);
@@ -330,24 +395,35 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
 
   /** What a call that ran out of its deadline says, by whether its answer had begun to arrive. */
   function deadlineMessage(operation: string, answering: boolean): string {
-    return answering ? `${service} did not finish answering ${operation} within ${timeoutMs} ms` : `${service} did not answer ${operation} within ${timeoutMs} ms`;
+    return answering
+      ? `${service} did not finish answering ${operation} within ${timeoutMs} ms`
+      : `${service} did not answer ${operation} within ${timeoutMs} ms`;
   }
 
   /** One try of a call, within the call's limits. */
   async function attempt(call: UpstreamRequest, limits: CallLimits, fail: Fail): Promise<Attempt> {
-    const failed = (error: UpstreamError, reason: string, transient = false): Attempt => ({ ok: false, error, transient, reason });
+    const failed = (error: UpstreamError, reason: string, transient = false): Attempt => ({
+      ok: false,
+      error,
+      transient,
+      reason,
+    });
     /** A try that ended before its answer was complete, as its caller is told. */
     const cut = (error: unknown, answering: boolean): Attempt => {
       const { kind, reason, transient } = transportFailure(error);
       const { operation } = call;
-      const lost = answering ? `${service} broke the connection while answering ${operation}` : `${service} is unavailable for ${operation}`;
+      const lost = answering
+        ? `${service} broke the connection while answering ${operation}`
+        : `${service} is unavailable for ${operation}`;
       const messages = {
         'connect-timeout': `${service} did not accept a connection for ${operation} within ${connectTimeoutMs} ms`,
         'headers-timeout': `${service} did not answer ${operation} within ${headersTimeoutMs} ms`,
         'body-timeout': `${service} did not finish answering ${operation} within ${bodyTimeoutMs} ms`,
         deadline: deadlineMessage(operation, answering),
       } as const;
-      return kind === 'connection' ? failed(fail('unavailable', lost), reason, transient) : failed(fail('timeout', messages[kind]), reason);
+      return kind === 'connection'
+        ? failed(fail('unavailable', lost), reason, transient)
+        : failed(fail('timeout', messages[kind]), reason);
     };
 
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
@@ -390,7 +466,14 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       });
     } catch (error) {
       if (error instanceof ResponseTooLarge) {
-        return failed(fail('invalid-response', `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`, status), 'too large');
+        return failed(
+          fail(
+            'invalid-response',
+            `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`,
+            status,
+          ),
+          'too large',
+        );
       }
       return cut(error, true);
     }
@@ -398,24 +481,46 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     const contentType = headerValue(response.headers['content-type']);
     if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
-      return failed(fail('status', `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`, status), `status ${status}`);
+      return failed(
+        fail(
+          'status',
+          `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`,
+          status,
+        ),
+        `status ${status}`,
+      );
     }
     if (status < 200 || status > 299) {
       const { message, code } = errorMessage(text, contentType);
-      return failed(fail('status', message || `${service} answered ${call.operation} with status ${status}`, status, code), `status ${status}`, UNAVAILABLE_STATUSES.has(status));
+      return failed(
+        fail('status', message || `${service} answered ${call.operation} with status ${status}`, status, code),
+        `status ${status}`,
+        UNAVAILABLE_STATUSES.has(status),
+      );
     }
     if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
       return { ok: true, response: { status, body: decodeByContentType(text, contentType) } };
     } catch {
-      return failed(fail('invalid-response', `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ${excerpt(text)}`, status), 'invalid body');
+      return failed(
+        fail(
+          'invalid-response',
+          `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ` +
+            `${excerpt(text)}`,
+          status,
+        ),
+        'invalid body',
+      );
     }
   }
 
   async function ping(pingTimeoutMs: number): Promise<number> {
     // As a call's deadline: a timer cleared when the answer is in, not AbortSignal.timeout.
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DOMException(`deadline of ${pingTimeoutMs} ms`, 'TimeoutError')), pingTimeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`deadline of ${pingTimeoutMs} ms`, 'TimeoutError')),
+      pingTimeoutMs,
+    );
     try {
       const answer = await pool.request({ method: 'GET', path: basePath || '/', signal: controller.signal });
       // Only the status counts; the body is dropped, and with it the connection is freed.
@@ -478,12 +583,23 @@ function queryString(query: UpstreamRequest['query']): string {
  * Reads a successful answer's body as the payload `shape` describes; a body that does not fit
  * becomes an `invalid-response` error naming the offending field (never a crash).
  */
-export function decodePayload<S extends Shape>(client: UpstreamClient, operation: string, shape: S, response: UpstreamResponse): Payload<S> {
+export function decodePayload<S extends Shape>(
+  client: UpstreamClient,
+  operation: string,
+  shape: S,
+  response: UpstreamResponse,
+): Payload<S> {
   try {
     return normalize(shape, response.body);
   } catch (error) {
     const reason = error instanceof DecodeError ? error.message : 'unreadable body';
     const message = `${client.service} answered ${operation} with an unexpected body (${reason})`;
-    throw new UpstreamError({ service: client.service, operation, failure: 'invalid-response', message, status: response.status });
+    throw new UpstreamError({
+      service: client.service,
+      operation,
+      failure: 'invalid-response',
+      message,
+      status: response.status,
+    });
   }
 }

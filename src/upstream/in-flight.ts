@@ -108,7 +108,9 @@ export function createInFlightCalls<T, P>(initialProgress: () => P): InFlightCal
       const controller = new AbortController();
       const progress = initialProgress();
       const state = { scope, controller, progress, waiters: 0, deadline: performance.now() + waiter.timeoutMs };
-      const entry: Entry<T, P> = Object.assign(state, { promise: make({ signal: controller.signal, deadline: () => state.deadline, progress }) });
+      const entry: Entry<T, P> = Object.assign(state, {
+        promise: make({ signal: controller.signal, deadline: () => state.deadline, progress }),
+      });
       open.set(key, entry);
       // Settled, the call takes no more joiners (this handler runs before any waiter's), and its
       // failure is handled even when every waiter has already given up.

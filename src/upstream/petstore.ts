@@ -28,9 +28,15 @@ import {
 
 /** How the pet store is spoken to. */
 export type PetstoreOptions = {
-  /** body format of the (J/X/F) operations (`POST /pet`, `PUT /pet`, `POST /store/order`, `POST /user`, `PUT /user/{username}`). @default 'json' */
+  /**
+   * body format of the (J/X/F) operations (`POST /pet`, `PUT /pet`, `POST /store/order`, `POST /user`, `PUT
+   * /user/{username}`). @default 'json'
+   */
   bodyFormat: BodyFormat;
-  /** response format asked for with `Accept`; answers are decoded by their own Content-Type whatever was asked. @default 'json' */
+  /**
+   * response format asked for with `Accept`; answers are decoded by their own Content-Type whatever was asked. @default
+   * 'json'
+   */
   accept: 'json' | 'xml';
 };
 
@@ -51,7 +57,13 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
    */
   async function findPetsByEach(
     credentials: Credentials,
-    search: { operation: string; path: string; parameter: string; values: readonly string[]; matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean },
+    search: {
+      operation: string;
+      path: string;
+      parameter: string;
+      values: readonly string[];
+      matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean;
+    },
   ) {
     const { operation, path: restPath, parameter, values, matches } = search;
     // The interface document puts several values comma separated in one parameter; the reference
@@ -59,27 +71,47 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     // means the same thing to both, and the calls run concurrently.
     const lists = await Promise.all(
       [...new Set(values)].map(async (value) =>
-        decodePayload(client, operation, PetListShape, await send({ operation, method: 'GET', path: restPath, query: { [parameter]: value } }, 'bearer', credentials)),
+        decodePayload(
+          client,
+          operation,
+          PetListShape,
+          await send(
+            { operation, method: 'GET', path: restPath, query: { [parameter]: value } },
+            'bearer',
+            credentials,
+          ),
+        ),
       ),
     );
     // A server that follows the interface splits a value on commas (`tags=a,b` means a or b);
     // keeping only exact matches makes the answer the same on every kind of server.
     const wanted = new Set(values);
     const byId = new Map<string, PetPayload>();
-    for (const pet of lists.flat()) if (pet.id !== undefined && !byId.has(pet.id) && matches(pet, wanted)) byId.set(pet.id, pet);
+    for (const pet of lists.flat())
+      if (pet.id !== undefined && !byId.has(pet.id) && matches(pet, wanted)) byId.set(pet.id, pet);
     return [...byId.values()];
   }
 
   return {
     /** `POST /pet` (bearer). */
     async addPet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      const call = { operation: 'addPet', method: 'POST', path: '/pet', body: encodeBody(options.bodyFormat, PetShape, pet) } as const;
+      const call = {
+        operation: 'addPet',
+        method: 'POST',
+        path: '/pet',
+        body: encodeBody(options.bodyFormat, PetShape, pet),
+      } as const;
       return decodePayload(client, call.operation, PetShape, await send(call, 'bearer', credentials));
     },
 
     /** `PUT /pet` (bearer): replaces the pet with `pet.id` as a whole. */
     async updatePet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      const call = { operation: 'updatePet', method: 'PUT', path: '/pet', body: encodeBody(options.bodyFormat, PetShape, pet) } as const;
+      const call = {
+        operation: 'updatePet',
+        method: 'PUT',
+        path: '/pet',
+        body: encodeBody(options.bodyFormat, PetShape, pet),
+      } as const;
       return decodePayload(client, call.operation, PetShape, await send(call, 'bearer', credentials));
     },
 
@@ -115,15 +147,25 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * `POST /pet/{petId}` (bearer) with `name` and `status` as query parameters and no body.
      * Returns undefined when the upstream answers without a pet (older servers send no body).
      */
-    async updatePetWithForm(credentials: Credentials, id: string, changes: { name?: string; status?: PetStatus }): Promise<PetPayload | undefined> {
+    async updatePetWithForm(
+      credentials: Credentials,
+      id: string,
+      changes: { name?: string; status?: PetStatus },
+    ): Promise<PetPayload | undefined> {
       const call = { operation: 'updatePetWithForm', method: 'POST', path: path`/pet/${id}`, query: changes } as const;
       const response = await send(call, 'bearer', credentials);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
     },
 
-    /** `DELETE /pet/{petId}` (bearer, as its security declares; the optional `api_key` header parameter is not sent). */
+    /**
+     * `DELETE /pet/{petId}` (bearer, as its security declares; the optional `api_key` header parameter is not sent).
+     */
     async deletePet(credentials: Credentials, id: string): Promise<void> {
-      await send({ operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}`, ignoreBody: true }, 'bearer', credentials);
+      await send(
+        { operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}`, ignoreBody: true },
+        'bearer',
+        credentials,
+      );
     },
 
     /**
@@ -131,7 +173,12 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * The interface answers an ApiResponse; the reference server answers the updated Pet, which
      * is reported as an ApiResponse too.
      */
-    async uploadFile(credentials: Credentials, id: string, file: Readable, additionalMetadata?: string): Promise<ApiResponsePayload> {
+    async uploadFile(
+      credentials: Credentials,
+      id: string,
+      file: Readable,
+      additionalMetadata?: string,
+    ): Promise<ApiResponsePayload> {
       const call = {
         operation: 'uploadFile',
         method: 'POST',
@@ -142,17 +189,27 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       const response = await send(call, 'bearer', credentials);
       if (!isPetAnswer(response.body)) return decodePayload(client, call.operation, ApiResponseShape, response);
       const pet = decodePayload(client, call.operation, PetShape, response);
-      return { code: response.status, type: 'Pet', message: `image added to pet ${pet.id ?? id}; it has ${pet.photoUrls?.length ?? 0} photo URLs` };
+      return {
+        code: response.status,
+        type: 'Pet',
+        message: `image added to pet ${pet.id ?? id}; it has ${pet.photoUrls?.length ?? 0} photo URLs`,
+      };
     },
 
     /** `GET /store/inventory` (api_key): quantity by status. */
     async getInventory(credentials: Credentials): Promise<InventoryPayload> {
       const operation = 'getInventory';
-      const { body, status } = await send({ operation, method: 'GET', path: '/store/inventory' }, 'apiKey', credentials);
-      const entries = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body) : undefined;
+      const { body, status } = await send(
+        { operation, method: 'GET', path: '/store/inventory' },
+        'apiKey',
+        credentials,
+      );
+      const entries =
+        typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body) : undefined;
       const quantities = entries?.map(([key, value]) => [key, Number(value)] as const);
       if (!quantities || quantities.some(([, value]) => !Number.isInteger(value))) {
-        const message = `${client.service} answered ${operation} with an unexpected body (expected quantities by status)`;
+        const message =
+          `${client.service} answered ${operation} with an unexpected body ` + '(expected quantities by status)';
         throw new UpstreamError({ service: client.service, operation, failure: 'invalid-response', message, status });
       }
       return Object.fromEntries(quantities);
@@ -160,7 +217,12 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `POST /store/order` (no credential). */
     async placeOrder(order: OrderPayload): Promise<OrderPayload> {
-      const call = { operation: 'placeOrder', method: 'POST', path: '/store/order', body: encodeBody(options.bodyFormat, OrderShape, order) } as const;
+      const call = {
+        operation: 'placeOrder',
+        method: 'POST',
+        path: '/store/order',
+        body: encodeBody(options.bodyFormat, OrderShape, order),
+      } as const;
       return decodePayload(client, call.operation, OrderShape, await send(call));
     },
 
@@ -177,7 +239,13 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `POST /user` (no credential). */
     async createUser(user: NewUserPayload): Promise<UserPayload> {
-      const call = { operation: 'createUser', method: 'POST', path: '/user', body: encodeBody(options.bodyFormat, NewUserShape, user), secrets: passwords([user]) } as const;
+      const call = {
+        operation: 'createUser',
+        method: 'POST',
+        path: '/user',
+        body: encodeBody(options.bodyFormat, NewUserShape, user),
+        secrets: passwords([user]),
+      } as const;
       return decodePayload(client, call.operation, UserShape, await send(call));
     },
 
@@ -189,7 +257,13 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     async createUsersWithListInput(users: readonly NewUserPayload[]): Promise<UserPayload[] | undefined> {
       const operation = 'createUsersWithListInput';
       const body = { contentType: 'application/json', data: encodeJson(NewUserListShape, [...users]) };
-      const response = await send({ operation, method: 'POST', path: '/user/createWithList', body, secrets: passwords(users) });
+      const response = await send({
+        operation,
+        method: 'POST',
+        path: '/user/createWithList',
+        body,
+        secrets: passwords(users),
+      });
       return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
     },
 
@@ -204,7 +278,13 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * (the reference server), undefined when it answers with no body (as the interface declares).
      */
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
-      const call = { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, body: encodeBody(options.bodyFormat, NewUserShape, user), secrets: passwords([user]) } as const;
+      const call = {
+        operation: 'updateUser',
+        method: 'PUT',
+        path: path`/user/${username}`,
+        body: encodeBody(options.bodyFormat, NewUserShape, user),
+        secrets: passwords([user]),
+      } as const;
       const response = await send(call);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },
@@ -223,5 +303,11 @@ function passwords(users: readonly NewUserPayload[]): string[] {
 
 /** An ApiResponse has `code`/`type`/`message`; a Pet (the reference server's upload answer) has none of them. */
 function isPetAnswer(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && !('code' in body) && !('message' in body) && ('photoUrls' in body || 'name' in body || 'id' in body);
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !('code' in body) &&
+    !('message' in body) &&
+    ('photoUrls' in body || 'name' in body || 'id' in body)
+  );
 }

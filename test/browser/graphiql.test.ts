@@ -13,7 +13,15 @@ import { captureLog } from '../helpers/observed.js';
 import { listen, stop, testConfig } from '../helpers/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const SCREENSHOT = 'test-results/graphiql.png';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -26,7 +34,10 @@ const outside: string[] = [];
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  gateway = createGateway(testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, emulator: true }), { logDestination: captureLog() });
+  gateway = createGateway(
+    testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, emulator: true }),
+    { logDestination: captureLog() },
+  );
   served = await listen(gateway.handler);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }, 60_000);
@@ -43,7 +54,10 @@ async function openPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   await context.route('**/*', async (route) => {
     const url = new URL(route.request().url());
-    if ((url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') && !LOOPBACK.has(url.hostname)) {
+    if (
+      (url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') &&
+      !LOOPBACK.has(url.hostname)
+    ) {
       outside.push(url.href);
       await route.abort('blockedbyclient');
     } else {
@@ -77,7 +91,9 @@ it('opens GraphiQL, runs the first example query with the demo credentials, and 
   // The query went out with the credentials prefilled in the headers tab.
   const petCall = emulator.requests.find((request) => request.path === '/api/v3/pet/1');
   expect(petCall?.headers['api_key']).toBe('demo');
-  expect(emulator.requests.find((request) => request.path === '/api/v3/pet/findByStatus')?.headers['authorization']).toBe('Bearer demo');
+  expect(
+    emulator.requests.find((request) => request.path === '/api/v3/pet/findByStatus')?.headers['authorization'],
+  ).toBe('Bearer demo');
 
   mkdirSync('test-results', { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
@@ -90,7 +106,9 @@ it('would notice a page that reaches for another host (the guard above is live)'
   const page = await openPage();
   await page.goto(`${served.url}/health`);
 
-  const answer = await page.evaluate("fetch('https://cdn.example.com/graphiql.js').then(() => 'loaded', () => 'refused')");
+  const answer = await page.evaluate(
+    "fetch('https://cdn.example.com/graphiql.js').then(() => 'loaded', () => 'refused')",
+  );
 
   expect(answer).toBe('refused');
   expect(outside.splice(0)).toEqual(['https://cdn.example.com/graphiql.js']);

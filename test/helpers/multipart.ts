@@ -14,12 +14,19 @@ export const BOUNDARY = 'gateway-test-boundary-7f3a9c1e5b';
 export const MULTIPART_CONTENT_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
 
 /** One part of a multipart body: a text field, or a file (its content may be sent separately). */
-export type Part = { name: string; value: string } | { name: string; filename: string; contentType: string; content?: Buffer };
+export type Part =
+  { name: string; value: string } | { name: string; filename: string; contentType: string; content?: Buffer };
 
 /** The bytes of one part up to its content: the delimiter line and the part's headers. */
 export function partHead(part: Part): Buffer {
-  const disposition = 'filename' in part ? `form-data; name="${part.name}"; filename="${part.filename}"` : `form-data; name="${part.name}"`;
-  const headers = [`Content-Disposition: ${disposition}`, ...('filename' in part ? [`Content-Type: ${part.contentType}`] : [])];
+  const disposition =
+    'filename' in part
+      ? `form-data; name="${part.name}"; filename="${part.filename}"`
+      : `form-data; name="${part.name}"`;
+  const headers = [
+    `Content-Disposition: ${disposition}`,
+    ...('filename' in part ? [`Content-Type: ${part.contentType}`] : []),
+  ];
   return Buffer.from(`--${BOUNDARY}\r\n${headers.join('\r\n')}\r\n\r\n`);
 }
 
@@ -45,16 +52,26 @@ export function multipartOpening(parts: readonly Part[]): Buffer {
   const last = parts.length - 1;
   const lastPart = parts[last];
   if (lastPart === undefined) throw new Error('multipartOpening needs at least one part');
-  return Buffer.concat([...parts.slice(0, last).flatMap(partBytes), ...(last > 0 ? [Buffer.from('\r\n')] : []), partHead(lastPart)]);
+  return Buffer.concat([
+    ...parts.slice(0, last).flatMap(partBytes),
+    ...(last > 0 ? [Buffer.from('\r\n')] : []),
+    partHead(lastPart),
+  ]);
 }
 
-/** The spec's three parts for one file in `variables.file`: `operations`, `map` (`{"0":["variables.file"]}`) and the file part `0`. */
+/**
+ * The spec's three parts for one file in `variables.file`: `operations`, `map` (`{"0":["variables.file"]}`) and the
+ * file part `0`.
+ */
 export function uploadParts(
   operation: { query: string; variables: Record<string, unknown> },
   file: { filename: string; contentType: string; content?: Buffer },
 ): Part[] {
   return [
-    { name: 'operations', value: JSON.stringify({ query: operation.query, variables: { ...operation.variables, file: null } }) },
+    {
+      name: 'operations',
+      value: JSON.stringify({ query: operation.query, variables: { ...operation.variables, file: null } }),
+    },
     { name: 'map', value: JSON.stringify({ '0': ['variables.file'] }) },
     { name: '0', ...file },
   ];
@@ -110,7 +127,11 @@ export function openMultipart(url: string, options: SendOptions = {}): OpenReque
           const body = JSON.parse(text) as Omit<GraphQLResponse, 'status'>;
           resolve({ status: incoming.statusCode ?? 0, ...body });
         } catch {
-          reject(new Error(`the gateway answered ${incoming.statusCode} with a body that is not JSON: ${text.slice(0, 200)}`));
+          reject(
+            new Error(
+              `the gateway answered ${incoming.statusCode} with a body that is not JSON: ${text.slice(0, 200)}`,
+            ),
+          );
         }
       });
     });
@@ -136,7 +157,11 @@ export function openMultipart(url: string, options: SendOptions = {}): OpenReque
 }
 
 /** Sends a whole multipart body at once (with its Content-Length) and returns the gateway's answer. */
-export async function postMultipart(url: string, body: Buffer, options: Omit<SendOptions, 'contentLength'> = {}): Promise<GraphQLResponse> {
+export async function postMultipart(
+  url: string,
+  body: Buffer,
+  options: Omit<SendOptions, 'contentLength'> = {},
+): Promise<GraphQLResponse> {
   const open = openMultipart(url, { ...options, contentLength: body.length });
   // Not awaited: the gateway may answer before it has read the whole body.
   void open.end(body);

@@ -44,17 +44,23 @@ export type ObservedGateway = {
   close(): Promise<void>;
 };
 
-/** Serves a gateway over `upstreams` (the emulator's URLs, or any), with its log captured (and, given a `spanExporter`, its spans). */
+/**
+ * Serves a gateway over `upstreams` (the emulator's URLs, or any), with its log captured (and, given a `spanExporter`,
+ * its spans).
+ */
 export async function serveObserved(
   upstreams: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,
   overrides: Partial<GatewayConfig> = {},
   dependencies: Omit<GatewayDependencies, 'logDestination'> = {},
 ): Promise<ObservedGateway> {
   const log = captureLog();
-  const gateway = createGateway(testConfig({ petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, logLevel: 'info', ...overrides }), {
-    ...dependencies,
-    logDestination: log,
-  });
+  const gateway = createGateway(
+    testConfig({ petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, logLevel: 'info', ...overrides }),
+    {
+      ...dependencies,
+      logDestination: log,
+    },
+  );
   const { server, url: origin } = await listen(gateway.handler);
   const url = `${origin}/graphql`;
   return {

@@ -59,10 +59,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `prism mock` for one document and resolves once it listens; rejects with its output if it stops or takes too long. */
+/**
+ * Starts `prism mock` for one document and resolves once it listens; rejects with its output if it stops or takes too
+ * long.
+ */
 async function startPrismProcess(document: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(PRISM, ['mock', '-h', '127.0.0.1', '-p', String(port), '--errors', document], { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(PRISM, ['mock', '-h', '127.0.0.1', '-p', String(port), '--errors', document], {
+    cwd: PROJECT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // Prism logs every request; the pipes must be drained, and the tail is kept for error messages.
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-4000));
@@ -72,9 +78,14 @@ async function startPrismProcess(document: string): Promise<{ child: ChildProces
       keep(chunk);
       if (output.includes('Prism is listening on')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`prism mock ${document} stopped (exit ${code}) before listening:\n${output}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`prism mock ${document} stopped (exit ${code}) before listening:\n${output}`)),
+    );
     child.once('error', reject);
-    setTimeout(() => reject(new Error(`prism mock ${document} did not listen within ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS).unref();
+    setTimeout(
+      () => reject(new Error(`prism mock ${document} did not listen within ${START_TIMEOUT_MS} ms:\n${output}`)),
+      START_TIMEOUT_MS,
+    ).unref();
   });
   try {
     await listening;
@@ -104,19 +115,23 @@ async function startRecordingProxy(target: string): Promise<{ server: Server; mo
       const body = Buffer.concat(chunks);
       const headers: IncomingHttpHeaders = { ...incoming.headers, host: `${hostname}:${port}` };
       delete headers['transfer-encoding'];
-      if (body.length > 0 || incoming.headers['transfer-encoding'] !== undefined) headers['content-length'] = String(body.length);
-      const forward = httpRequest({ hostname, port, method: incoming.method, path: incoming.url, headers }, (answer) => {
-        exchanges.push({
-          method: incoming.method ?? 'GET',
-          url: incoming.url ?? '/',
-          headers: incoming.headers,
-          body,
-          status: answer.statusCode ?? 0,
-          violations: violationsOf(answer.headers['sl-violations']),
-        });
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      });
+      if (body.length > 0 || incoming.headers['transfer-encoding'] !== undefined)
+        headers['content-length'] = String(body.length);
+      const forward = httpRequest(
+        { hostname, port, method: incoming.method, path: incoming.url, headers },
+        (answer) => {
+          exchanges.push({
+            method: incoming.method ?? 'GET',
+            url: incoming.url ?? '/',
+            headers: incoming.headers,
+            body,
+            status: answer.statusCode ?? 0,
+            violations: violationsOf(answer.headers['sl-violations']),
+          });
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        },
+      );
       forward.once('error', (error) => {
         outgoing.writeHead(502, { 'content-type': 'text/plain' });
         outgoing.end(`prism proxy: ${error.message}`);
@@ -151,16 +166,25 @@ async function stopServer(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-/** Starts a Prism mock (behind a recording proxy) for each of `schema/petstore.openapi.yaml` and `schema/plants.openapi.yaml`. */
+/**
+ * Starts a Prism mock (behind a recording proxy) for each of `schema/petstore.openapi.yaml` and
+ * `schema/plants.openapi.yaml`.
+ */
 export async function startPrismMocks(): Promise<PrismMocks> {
-  const started = await Promise.allSettled([startPrismProcess('schema/petstore.openapi.yaml'), startPrismProcess('schema/plants.openapi.yaml')]);
+  const started = await Promise.allSettled([
+    startPrismProcess('schema/petstore.openapi.yaml'),
+    startPrismProcess('schema/plants.openapi.yaml'),
+  ]);
   const children = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value.child] : []));
   const failure = started.find((result) => result.status === 'rejected');
   if (failure !== undefined || started[0]?.status !== 'fulfilled' || started[1]?.status !== 'fulfilled') {
     await Promise.all(children.map(stopChild));
     throw failure?.status === 'rejected' ? failure.reason : new Error('prism did not start');
   }
-  const [petstore, plants] = await Promise.all([startRecordingProxy(started[0].value.url), startRecordingProxy(started[1].value.url)]);
+  const [petstore, plants] = await Promise.all([
+    startRecordingProxy(started[0].value.url),
+    startRecordingProxy(started[1].value.url),
+  ]);
   return {
     petstore: petstore.mock,
     plants: plants.mock,

@@ -22,7 +22,9 @@ export type StartedProcess = {
  * Kills what the returned `startNode` starts after each test of the calling file, so that a
  * failed test leaves no gateway running. Call it at the top level of a test file.
  */
-export function useProcesses(): { startNode(nodeArgs: readonly string[], env?: Record<string, string>): StartedProcess } {
+export function useProcesses(): {
+  startNode(nodeArgs: readonly string[], env?: Record<string, string>): StartedProcess;
+} {
   const children: ChildProcessWithoutNullStreams[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill('SIGKILL');

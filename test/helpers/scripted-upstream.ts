@@ -46,8 +46,15 @@ export type Answer =
    * sends the status and headers, then `chunk` `count` times, `intervalMs` apart (0: as fast as
    * the connection takes them), stopping early if the connection closes
    */
-  | { stream: { chunk: string; count: number; intervalMs?: number }; status: number; headers?: Readonly<Record<string, string>> }
-  /** holds the request until `until` settles, then gives `then` (a test arranges what happens meanwhile; see {@link hold}) */
+  | {
+      stream: { chunk: string; count: number; intervalMs?: number };
+      status: number;
+      headers?: Readonly<Record<string, string>>;
+    }
+  /**
+   * holds the request until `until` settles, then gives `then` (a test arranges what happens meanwhile; see {@link
+   * hold})
+   */
   | { until: Promise<unknown>; then: Answer };
 
 /** Decides the answer to a request. */
@@ -74,9 +81,16 @@ export type ScriptedUpstream = {
 
 const UNSCRIPTED: Answer = { status: 501, headers: { 'content-type': 'text/plain' }, body: 'no answer scripted' };
 
-/** Answers under `application/json`: `body` serialised, or sent as is when it is already text (which may be invalid JSON). */
+/**
+ * Answers under `application/json`: `body` serialised, or sent as is when it is already text (which may be invalid
+ * JSON).
+ */
 export function json(status: number, body: unknown): Answer {
-  return { status, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) };
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
 }
 
 /** A script that gives `answers` in turn, one per request, then repeats the last one. */
@@ -171,7 +185,10 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
         if (!flushed) {
           // The wait that loses the race is cancelled, so that no listener is left behind per chunk.
           const waits = new AbortController();
-          await Promise.race([once(response, 'drain', { signal: waits.signal }), once(response, 'close', { signal: waits.signal })]).finally(() => waits.abort());
+          await Promise.race([
+            once(response, 'drain', { signal: waits.signal }),
+            once(response, 'close', { signal: waits.signal }),
+          ]).finally(() => waits.abort());
         }
         if (intervalMs > 0) await sleep(intervalMs);
       }
@@ -269,8 +286,18 @@ export type ServedGateway = {
  * Retries are off unless `overrides` turn them on, so that a test sees exactly the one request
  * a call makes; `test/resilience.test.ts` specifies retries.
  */
-export async function serveGateway(upstreams: { petstore: string; plants: string }, overrides: Partial<GatewayConfig> = {}): Promise<ServedGateway> {
-  const gateway: Gateway = createGateway(testConfig({ petstoreUrl: `${upstreams.petstore}/api/v3`, plantsUrl: upstreams.plants, upstreamRetries: 0, ...overrides }));
+export async function serveGateway(
+  upstreams: { petstore: string; plants: string },
+  overrides: Partial<GatewayConfig> = {},
+): Promise<ServedGateway> {
+  const gateway: Gateway = createGateway(
+    testConfig({
+      petstoreUrl: `${upstreams.petstore}/api/v3`,
+      plantsUrl: upstreams.plants,
+      upstreamRetries: 0,
+      ...overrides,
+    }),
+  );
   const { server, url } = await listen(gateway.handler);
   const endpoint = `${url}/graphql`;
   return {

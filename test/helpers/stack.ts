@@ -35,7 +35,9 @@ export const API_KEY = 'test-api-key-4567';
 export const ALL_CREDENTIALS = { authorization: `Bearer ${BEARER}`, api_key: API_KEY };
 
 /** The default configuration, with no environment (tests must not depend on the caller's). */
-export function testConfig(overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>): GatewayConfig {
+export function testConfig(
+  overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>,
+): GatewayConfig {
   return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides };
 }
 
@@ -47,7 +49,10 @@ export function timeoutsSetBy(env: Record<string, string>): GatewayConfig['upstr
   return loadConfig([], env).upstreamTimeouts;
 }
 
-/** The options a gateway with the default settings gives its pet store client, pointed at `petstoreUrl`; a test overrides those it is about. */
+/**
+ * The options a gateway with the default settings gives its pet store client, pointed at `petstoreUrl`; a test
+ * overrides those it is about.
+ */
 export function defaultClientOptions(petstoreUrl: string): UpstreamClientOptions {
   return upstreamClientOptions(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore');
 }
@@ -69,10 +74,19 @@ export async function stop(server: Server): Promise<void> {
 }
 
 /** Posts a GraphQL operation to `url`. */
-export async function postGraphQL(url: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse> {
+export async function postGraphQL(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...headers,
+    },
     body: JSON.stringify({ query, variables }),
   });
   const body = (await response.json()) as Omit<GraphQLResponse, 'status'>;
@@ -82,7 +96,9 @@ export async function postGraphQL(url: string, query: string, variables?: Record
 /** Starts this run's upstream (the emulator or the reference double) and a gateway in front of it. */
 export async function startStack(overrides: Partial<GatewayConfig> = {}, emulator?: Emulator): Promise<Stack> {
   const upstreamEmulator = emulator ?? (await startUpstream());
-  const gateway = createGateway(testConfig({ petstoreUrl: upstreamEmulator.petstoreUrl, plantsUrl: upstreamEmulator.plantsUrl, ...overrides }));
+  const gateway = createGateway(
+    testConfig({ petstoreUrl: upstreamEmulator.petstoreUrl, plantsUrl: upstreamEmulator.plantsUrl, ...overrides }),
+  );
   const { server, url } = await listen(gateway.handler);
   const endpoint = `${url}/graphql`;
   return {

@@ -20,11 +20,20 @@ declare module 'vitest' {
 /** The upstream of this run. */
 export const UPSTREAM: UpstreamKind = inject('upstream') ?? 'emulator';
 
-/** True where the upstream refuses a call without the credential the operation declares (the reference server does not check). */
+/**
+ * True where the upstream refuses a call without the credential the operation declares (the reference server does not
+ * check).
+ */
 export const ENFORCES_CREDENTIALS = UPSTREAM === 'emulator';
 
 /** A seeded pet: every one has photos url1 and url2 and two tags, numbered 1 and 2. */
-type SeededPet = { id: number; category: [id: number, name: string]; name: string; tags: [string, string]; status?: string };
+type SeededPet = {
+  id: number;
+  category: [id: number, name: string];
+  name: string;
+  tags: [string, string];
+  status?: string;
+};
 
 /** A seeded pet as both upstreams write it in JSON (without `status` when it has none). */
 export function seededPetJson(pet: SeededPet): Record<string, unknown> {

@@ -229,8 +229,8 @@ function statOf(pid: number): Stat | undefined {
 }
 
 /**
- * The direct children of a process: `/proc/<pid>/task/<tid>/children` where the kernel has it, else a scan of every
- * process's parent.
+ * The direct children of a process: `/proc/<pid>/task/<tid>/children` where the kernel has it, else a
+ * scan of every process's parent.
  */
 function childrenOf(pid: number): number[] {
   try {

@@ -39,8 +39,8 @@ function owner(url: string): string {
 }
 
 /**
- * A function and its place; lines of the compiled build are those of `dist/` (esbuild keeps them close to the
- * source's).
+ * A function and its place; lines of the compiled build are those of `dist/` (esbuild keeps them close
+ * to the source's).
  */
 function place(frame: ProfileNode['callFrame']): string {
   const file = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');

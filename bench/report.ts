@@ -23,8 +23,8 @@ export type Measurement = {
   p99: number;
   failures: number;
   /**
-   * user + system CPU time of the contender's processes over the measured rounds, per answered request, in ms (GraphQL
-   * contenders)
+   * user + system CPU time of the contender's processes over the measured rounds, per answered request,
+   * in ms (GraphQL contenders)
    */
   cpuMsPerRequest: number | undefined;
   /**
@@ -51,8 +51,8 @@ export type SteadyRun = {
 };
 
 /**
- * Starts of one gateway contender: time from spawn to the first answer, and the largest process's RSS 2 s after it, per
- * start.
+ * Starts of one gateway contender: time from spawn to the first answer, and the largest process's RSS
+ * 2 s after it, per start.
  */
 export type StartupRun = { contender: string; startsMs: number[]; idleRss: number[]; processes: number };
 

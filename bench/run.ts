@@ -100,8 +100,8 @@ type GatewayVariant = {
 const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
   { label: CONTENDER.workers1, env: { WORKERS: '1' }, scenarios: [1, 2, 3, 4], quick: true },
   { label: CONTENDER.auto, env: { WORKERS: 'auto' }, scenarios: [1, 2, 3, 4], quick: true },
-  // One upstream call per request even when 10 connections ask the same pet: the CPU cost of a request that is not
-  // shared.
+  // One upstream call per request even when 10 connections ask the same pet: the CPU cost of a request
+  // that is not shared.
   {
     label: CONTENDER.noDedupe,
     env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },

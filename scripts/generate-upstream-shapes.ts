@@ -40,8 +40,8 @@ type Schema = {
 type Component = { name: string; document: string; schema: Schema };
 
 /**
- * Which side of the wire a shape describes: `writeOnly` fields only travel in requests, `readOnly` ones only in
- * answers.
+ * Which side of the wire a shape describes: `writeOnly` fields only travel in requests, `readOnly`
+ * ones only in answers.
  */
 type Side = 'sent' | 'read';
 

@@ -30,8 +30,8 @@ type Setting = {
 };
 
 /**
- * The values a table of settings gives: each setting's field, typed by its parser (`| undefined` when it has no
- * default).
+ * The values a table of settings gives: each setting's field, typed by its parser (`| undefined` when
+ * it has no default).
  */
 type SettingValues<T extends readonly Setting[]> = {
   readonly [S in T[number] as S['key']]: S extends { default: string }
@@ -82,8 +82,8 @@ const ratio = (raw: string, env: string) => {
   return value;
 };
 /**
- * `Inventory=1000,Pet.tags=0`: a lifetime in milliseconds per type name or schema coordinate, kept as its checked
- * entries.
+ * `Inventory=1000,Pet.tags=0`: a lifetime in milliseconds per type name or schema coordinate, kept as
+ * its checked entries.
  */
 const ttlPerType = (raw: string, env: string): readonly string[] =>
   raw
@@ -556,8 +556,8 @@ export const SETTINGS = [
 type SettingsAsSet = SettingValues<typeof SETTINGS>;
 
 /**
- * The twelve timeout settings (a deadline and three phases, shared and per area): {@link Config} has them resolved, one
- * object per area.
+ * The twelve timeout settings (a deadline and three phases, shared and per area): {@link Config} has
+ * them resolved, one object per area.
  */
 type TimeoutKey = `${'upstream' | UpstreamService}${'' | 'Connect' | 'Headers' | 'Body'}TimeoutMs`;
 

@@ -32,8 +32,8 @@ export async function serve(
   log: (line: string) => void = console.log,
 ): Promise<Serving> {
   const server = createServer(gateway.handler);
-  // The answers being written, so that a stop can see what is in flight and close each connection once its answer is
-  // out.
+  // The answers being written, so that a stop can see what is in flight and close each connection once
+  // its answer is out.
   const answering = new Set<ServerResponse>();
   let stopping: Promise<'stopped' | 'cut'> | undefined;
   let cut: ((why: string) => void) | undefined;

@@ -199,8 +199,8 @@ function tcpConnect(port: number) {
 }
 
 /**
- * A keep-alive connection that has been answered once (`GET /health`) and now sits idle; `closed` settles when the
- * server closes it.
+ * A keep-alive connection that has been answered once (`GET /health`) and now sits idle; `closed`
+ * settles when the server closes it.
  */
 async function idleKeepAliveConnection(port: number) {
   const socket = await tcpConnect(port);

@@ -231,8 +231,8 @@ describe('random GraphQL documents through the gateway', () => {
   const schema = createSchema();
 
   /**
-   * A GraphQL literal of an input type: sometimes valid, sometimes not (bad ids, unknown enum values, overflowing
-   * Ints).
+   * A GraphQL literal of an input type: sometimes valid, sometimes not (bad ids, unknown enum values,
+   * overflowing Ints).
    */
   function literal(type: GraphQLInputType, depth = 0): fc.Arbitrary<string> {
     if (isNonNullType(type)) return literal(type.ofType, depth);

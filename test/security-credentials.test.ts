@@ -64,8 +64,8 @@ beforeEach(() => upstream.reset());
 
 describe('two callers at the same time', () => {
   /**
-   * Answers each read with data that names the owner of the credential it came with, a little late, so requests
-   * overlap.
+   * Answers each read with data that names the owner of the credential it came with, a little late, so
+   * requests overlap.
    */
   function answerByCredential(request: {
     url: string;

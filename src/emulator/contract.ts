@@ -184,8 +184,8 @@ function listItems(value: unknown): unknown {
 }
 
 /**
- * Text from a query, a path, XML or a form as the schema's type; text that does not convert is left for the validator
- * to reject.
+ * Text from a query, a path, XML or a form as the schema's type; text that does not convert is left
+ * for the validator to reject.
  */
 function fromText(schema: SchemaObject, text: string): unknown {
   if (schema.type === 'integer' && /^[+-]?\d+$/.test(text)) {

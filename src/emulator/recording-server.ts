@@ -40,8 +40,8 @@ export type RecordingServerOptions = {
   /** delay added before answering each request, to make concurrency and timeouts observable. @default 0 */
   latencyMs?: number;
   /**
-   * keep every request in `requests`; off for long-running servers, whose memory must not grow with traffic. @default
-   * true
+   * keep every request in `requests`; off for long-running servers, whose memory must not grow with
+   * traffic. @default true
    */
   recordRequests?: boolean;
   /** the answer to a request whose body has been read whole */

@@ -357,8 +357,8 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
 }
 
 /**
- * The GraphQL parameters of a GET's query string, or undefined when yoga must look at them (variables that are not
- * JSON).
+ * The GraphQL parameters of a GET's query string, or undefined when yoga must look at them (variables
+ * that are not JSON).
  */
 function queryParams(search: string): unknown {
   const parameters = new URLSearchParams(search);

@@ -48,8 +48,8 @@ export type ObservabilityDependencies = TracingDependencies & {
   /** where the log goes. @default stdout */
   logDestination?: DestinationStream;
   /**
-   * the text of /metrics, when another process sums it (a cluster worker asks the primary). @default this process's
-   * metrics
+   * the text of /metrics, when another process sums it (a cluster worker asks the primary). @default
+   * this process's metrics
    */
   clusterMetrics?: () => Promise<string>;
 };
@@ -69,8 +69,8 @@ export type Observability = {
   /** given to the upstream clients: metrics, spans, log entries and headers of each upstream call */
   observeUpstream: UpstreamObserver;
   /**
-   * the same observations for requests the gateway's own HTTP lane serves (src/http/), in the order yoga's hooks make
-   * them
+   * the same observations for requests the gateway's own HTTP lane serves (src/http/), in the order
+   * yoga's hooks make them
    */
   lane: RequestObservations;
   /** exports the spans still buffered */
@@ -186,8 +186,8 @@ export function createObservability(
   };
 
   /**
-   * The result is ready to be sent: its errors are counted (the plugins before this one have given each its final
-   * code).
+   * The result is ready to be sent: its errors are counted (the plugins before this one have given each
+   * its final code).
    */
   const resultReady = (request: RequestRecord, result: unknown) => {
     const results = Array.isArray(result) ? result : [result];

@@ -133,26 +133,22 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
     buckets: DURATION_BUCKETS,
     registers,
   });
-  const upstreamRetries = new Counter({
-    name: 'upstream_retries_total',
-    help: 'Retries of upstream calls (GETs after a connection error or a 502/503/504)',
-    labelNames: ['service', 'operation'] as const,
-    registers,
-  });
-  const upstreamTimeouts = new Counter({
-    name: 'upstream_timeouts_total',
-    help: 'Upstream calls that failed on a timeout (connect, headers, body or the call deadline)',
-    labelNames: ['service', 'operation'] as const,
-    registers,
-  });
-  const upstreamShared = new Counter({
-    name: 'upstream_shared_calls_total',
-    help:
-      'Upstream calls that joined an identical GET already in flight instead of sending a request of their own ' +
+  /** A count of upstream calls by area and operation. */
+  const perOperation = (name: string, help: string) =>
+    new Counter({ name, help, labelNames: ['service', 'operation'] as const, registers });
+  const upstreamRetries = perOperation(
+    'upstream_retries_total',
+    'Retries of upstream calls (GETs after a connection error or a 502/503/504)',
+  );
+  const upstreamTimeouts = perOperation(
+    'upstream_timeouts_total',
+    'Upstream calls that failed on a timeout (connect, headers, body or the call deadline)',
+  );
+  const upstreamShared = perOperation(
+    'upstream_shared_calls_total',
+    'Upstream calls that joined an identical GET already in flight instead of sending a request of their own ' +
       '(UPSTREAM_DEDUPE)',
-    labelNames: ['service', 'operation'] as const,
-    registers,
-  });
+  );
 
   const knownNames = new Set<string>();
   const nameLabel = (name: string | undefined): string => {

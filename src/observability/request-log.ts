@@ -8,8 +8,8 @@ import { redactFields } from '../secrets.js';
 import type { RequestRecord, UpstreamCallRecord } from './request-context.js';
 
 /**
- * Upstream calls listed one by one in a line; a request that makes more lists the first ones (`upstreamCalls` counts
- * all).
+ * Upstream calls listed one by one in a line; a request that makes more lists the first ones
+ * (`upstreamCalls` counts all).
  */
 export const MAX_LOGGED_UPSTREAM_CALLS = 50;
 

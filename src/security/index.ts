@@ -53,8 +53,8 @@ export type Security = {
   /** a fresh upstream call budget, for one operation */
   budget(): UpstreamCallBudget;
   /**
-   * the rate limits (undefined when off), for the HTTP lane to check before it reads a request; the plugin shares its
-   * buckets
+   * the rate limits (undefined when off), for the HTTP lane to check before it reads a request; the
+   * plugin shares its buckets
    */
   rateLimiter: RateLimiter | undefined;
 };

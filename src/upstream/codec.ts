@@ -228,8 +228,8 @@ function listItems(raw: unknown): unknown[] {
 }
 
 /**
- * Converts a payload to plain values for a JSON body: int64 strings become bigints so that they are written as exact
- * integers.
+ * Converts a payload to plain values for a JSON body: int64 strings become bigints so that they are
+ * written as exact integers.
  */
 function toJsonValue(shape: Shape, value: unknown): unknown {
   if (value === undefined || value === null) return undefined;

@@ -26,8 +26,8 @@ import {
 import { createInFlightCalls, type Waiter } from './in-flight.js';
 
 /**
- * Options of one upstream client; the gateway takes each from its configuration (the setting named), which holds the
- * defaults.
+ * Options of one upstream client; the gateway takes each from its configuration (the setting named),
+ * which holds the defaults.
  */
 export type UpstreamClientOptions = {
   /** base URL of the area, e.g. `https://petstore3.swagger.io/api/v3`; its path prefixes every call */
@@ -37,8 +37,8 @@ export type UpstreamClientOptions = {
   /** the area's timeouts, in milliseconds (UPSTREAM_TIMEOUT_MS and the settings after it) */
   timeouts: Readonly<{
     /**
-     * deadline for a whole call, from the first connect to the last body byte, retries and the waits between them
-     * included
+     * deadline for a whole call, from the first connect to the last body byte, retries and the waits
+     * between them included
      */
     totalMs: number;
     /** time to establish a connection (TCP, and TLS for https) */
@@ -103,8 +103,8 @@ export type UpstreamCallOutcome = {
   /** the last answer's HTTP status, when there was one */
   status?: number;
   /**
-   * why it failed; undefined when it succeeded. `aborted`: its request body failed (the client went away, an upload
-   * limit)
+   * why it failed; undefined when it succeeded. `aborted`: its request body failed (the client went
+   * away, an upload limit)
    */
   failure?: UpstreamFailure | 'aborted';
   /** retries made */

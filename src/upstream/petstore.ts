@@ -29,16 +29,37 @@ import {
 /** How the pet store is spoken to. */
 export type PetstoreOptions = {
   /**
-   * body format of the (J/X/F) operations (`POST /pet`, `PUT /pet`, `POST /store/order`, `POST /user`, `PUT
-   * /user/{username}`). @default 'json'
+   * body format of the (J/X/F) operations (`POST /pet`, `PUT /pet`, `POST /store/order`,
+   * `POST /user`, `PUT /user/{username}`). @default 'json'
    */
   bodyFormat: BodyFormat;
   /**
-   * response format asked for with `Accept`; answers are decoded by their own Content-Type whatever was asked. @default
-   * 'json'
+   * response format asked for with `Accept`; answers are decoded by their own Content-Type
+   * whatever was asked. @default 'json'
    */
   accept: 'json' | 'xml';
 };
+
+/**
+ * The two pet searches: the query parameter that carries one value, and whether a pet matches
+ * one of the wanted values exactly.
+ */
+const PET_SEARCHES: Record<
+  'findPetsByStatus' | 'findPetsByTags',
+  { path: string; parameter: string; matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean }
+> = {
+  findPetsByStatus: {
+    path: '/pet/findByStatus',
+    parameter: 'status',
+    matches: (pet, wanted) => pet.status !== undefined && wanted.has(pet.status),
+  },
+  findPetsByTags: {
+    path: '/pet/findByTags',
+    parameter: 'tags',
+    matches: (pet, wanted) => (pet.tags ?? []).some((tag) => tag.name !== undefined && wanted.has(tag.name)),
+  },
+};
+type PetSearch = keyof typeof PET_SEARCHES;
 
 /** The pet store operations, as functions. */
 export type PetstoreApi = ReturnType<typeof createPetstoreApi>;
@@ -53,19 +74,10 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
   /**
    * Runs one call per value and merges the pets, each once, in the order first seen, keeping
-   * only pets that match one of the values exactly (`matches`).
+   * only pets that match one of the values exactly.
    */
-  async function findPetsByEach(
-    credentials: Credentials,
-    search: {
-      operation: string;
-      path: string;
-      parameter: string;
-      values: readonly string[];
-      matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean;
-    },
-  ) {
-    const { operation, path: restPath, parameter, values, matches } = search;
+  async function findPetsByEach(credentials: Credentials, operation: PetSearch, values: readonly string[]) {
+    const { path: restPath, parameter, matches } = PET_SEARCHES[operation];
     // The interface document puts several values comma separated in one parameter; the reference
     // server takes one `status` per call and one tag per repeated `tags=`. One call per value
     // means the same thing to both, and the calls run concurrently.
@@ -92,49 +104,36 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     return [...byId.values()];
   }
 
+  /** Sends a whole pet to `/pet` (bearer) and reads back the pet the pet store kept. */
+  async function writePet(
+    operation: 'addPet' | 'updatePet',
+    method: 'POST' | 'PUT',
+    credentials: Credentials,
+    pet: PetPayload,
+  ): Promise<PetPayload> {
+    const call = { operation, method, path: '/pet', body: encodeBody(options.bodyFormat, PetShape, pet) } as const;
+    return decodePayload(client, operation, PetShape, await send(call, 'bearer', credentials));
+  }
+
   return {
     /** `POST /pet` (bearer). */
-    async addPet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      const call = {
-        operation: 'addPet',
-        method: 'POST',
-        path: '/pet',
-        body: encodeBody(options.bodyFormat, PetShape, pet),
-      } as const;
-      return decodePayload(client, call.operation, PetShape, await send(call, 'bearer', credentials));
+    addPet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
+      return writePet('addPet', 'POST', credentials, pet);
     },
 
     /** `PUT /pet` (bearer): replaces the pet with `pet.id` as a whole. */
-    async updatePet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      const call = {
-        operation: 'updatePet',
-        method: 'PUT',
-        path: '/pet',
-        body: encodeBody(options.bodyFormat, PetShape, pet),
-      } as const;
-      return decodePayload(client, call.operation, PetShape, await send(call, 'bearer', credentials));
+    updatePet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
+      return writePet('updatePet', 'PUT', credentials, pet);
     },
 
     /** `GET /pet/findByStatus` (bearer), once per status; each pet once. */
     findPetsByStatus(credentials: Credentials, statuses: readonly PetStatus[]): Promise<PetPayload[]> {
-      return findPetsByEach(credentials, {
-        operation: 'findPetsByStatus',
-        path: '/pet/findByStatus',
-        parameter: 'status',
-        values: statuses,
-        matches: (pet, wanted) => pet.status !== undefined && wanted.has(pet.status),
-      });
+      return findPetsByEach(credentials, 'findPetsByStatus', statuses);
     },
 
     /** `GET /pet/findByTags` (bearer), once per tag; each pet once. */
     findPetsByTags(credentials: Credentials, tags: readonly string[]): Promise<PetPayload[]> {
-      return findPetsByEach(credentials, {
-        operation: 'findPetsByTags',
-        path: '/pet/findByTags',
-        parameter: 'tags',
-        values: tags,
-        matches: (pet, wanted) => (pet.tags ?? []).some((tag) => tag.name !== undefined && wanted.has(tag.name)),
-      });
+      return findPetsByEach(credentials, 'findPetsByTags', tags);
     },
 
     /** `GET /pet/{petId}` (api_key or bearer). */

@@ -60,8 +60,8 @@ export function multipartOpening(parts: readonly Part[]): Buffer {
 }
 
 /**
- * The spec's three parts for one file in `variables.file`: `operations`, `map` (`{"0":["variables.file"]}`) and the
- * file part `0`.
+ * The spec's three parts for one file in `variables.file`: `operations`, `map`
+ * (`{"0":["variables.file"]}`) and the file part `0`.
  */
 export function uploadParts(
   operation: { query: string; variables: Record<string, unknown> },

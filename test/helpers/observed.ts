@@ -45,8 +45,8 @@ export type ObservedGateway = {
 };
 
 /**
- * Serves a gateway over `upstreams` (the emulator's URLs, or any), with its log captured (and, given a `spanExporter`,
- * its spans).
+ * Serves a gateway over `upstreams` (the emulator's URLs, or any), with its log captured (and, given a
+ * `spanExporter`, its spans).
  */
 export async function serveObserved(
   upstreams: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,

@@ -60,8 +60,8 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `prism mock` for one document and resolves once it listens; rejects with its output if it stops or takes too
- * long.
+ * Starts `prism mock` for one document and resolves once it listens; rejects with its output if it
+ * stops or takes too long.
  */
 async function startPrismProcess(document: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();

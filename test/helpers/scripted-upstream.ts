@@ -52,8 +52,8 @@ export type Answer =
       headers?: Readonly<Record<string, string>>;
     }
   /**
-   * holds the request until `until` settles, then gives `then` (a test arranges what happens meanwhile; see {@link
-   * hold})
+   * holds the request until `until` settles, then gives `then` (a test arranges what happens meanwhile;
+   * see {@link hold})
    */
   | { until: Promise<unknown>; then: Answer };
 
@@ -82,8 +82,8 @@ export type ScriptedUpstream = {
 const UNSCRIPTED: Answer = { status: 501, headers: { 'content-type': 'text/plain' }, body: 'no answer scripted' };
 
 /**
- * Answers under `application/json`: `body` serialised, or sent as is when it is already text (which may be invalid
- * JSON).
+ * Answers under `application/json`: `body` serialised, or sent as is when it is already text (which
+ * may be invalid JSON).
  */
 export function json(status: number, body: unknown): Answer {
   return {

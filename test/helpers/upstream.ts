@@ -21,8 +21,8 @@ declare module 'vitest' {
 export const UPSTREAM: UpstreamKind = inject('upstream') ?? 'emulator';
 
 /**
- * True where the upstream refuses a call without the credential the operation declares (the reference server does not
- * check).
+ * True where the upstream refuses a call without the credential the operation declares (the reference
+ * server does not check).
  */
 export const ENFORCES_CREDENTIALS = UPSTREAM === 'emulator';
 

@@ -161,37 +161,31 @@ describe('BAD_USER_INPUT', () => {
   });
 });
 
-describe('UNAUTHENTICATED and FORBIDDEN', () => {
-  it('pet(id) refused with 401 is null, with UNAUTHENTICATED at ["pet"] and the upstream message', async () => {
-    upstream.answer(json(401, { code: 401, message: 'API key is invalid' }));
-
-    const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
-
-    expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual([
-      {
-        message: 'API key is invalid',
-        path: ['pet'],
-        extensions: {
-          code: 'UNAUTHENTICATED',
-          upstream: { service: 'petstore', operation: 'getPetById', status: 401 },
-        },
+describe('pet(id) refused by the pet store: null, with the code for its status at ["pet"]', () => {
+  it.each<{ status: number; code: string; body?: { code: number; message: string }; message?: string }>([
+    { status: 401, code: 'UNAUTHENTICATED', body: { code: 401, message: 'API key is invalid' } },
+    // No body: the message names the status.
+    { status: 403, code: 'FORBIDDEN', message: 'petstore answered getPetById with status 403' },
+    {
+      status: 500,
+      code: 'UPSTREAM_ERROR',
+      body: {
+        code: 500,
+        message: 'There was an error processing your request. It has been logged (ID: 1a2b3c4d5e6f7a8b)',
       },
-    ]);
-    expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
-  });
-
-  it('pet(id) refused with 403 and no body is null, with FORBIDDEN at ["pet"] and a message naming the status', async () => {
-    upstream.answer({ status: 403 });
+    },
+    { status: 503, code: 'UPSTREAM_UNAVAILABLE', body: { code: 503, message: 'Service is down for maintenance' } },
+  ])('$status: $code, with the upstream message', async ({ status, code, body, message }) => {
+    upstream.answer(body === undefined ? { status } : json(status, body));
 
     const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
     expect(result.data).toEqual({ pet: null });
     expect(errorsOf(result)).toEqual([
       {
-        message: 'petstore answered getPetById with status 403',
+        message: message ?? body?.message,
         path: ['pet'],
-        extensions: { code: 'FORBIDDEN', upstream: { service: 'petstore', operation: 'getPetById', status: 403 } },
+        extensions: { code, upstream: { service: 'petstore', operation: 'getPetById', status } },
       },
     ]);
     expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
@@ -199,23 +193,6 @@ describe('UNAUTHENTICATED and FORBIDDEN', () => {
 });
 
 describe('UPSTREAM_ERROR', () => {
-  it('pet(id) answered with 500 is null, with UPSTREAM_ERROR at ["pet"] and the upstream message', async () => {
-    const message = 'There was an error processing your request. It has been logged (ID: 1a2b3c4d5e6f7a8b)';
-    upstream.answer(json(500, { code: 500, message }));
-
-    const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
-
-    expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual([
-      {
-        message,
-        path: ['pet'],
-        extensions: { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } },
-      },
-    ]);
-    expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
-  });
-
   it('a 200 whose body is not valid JSON fails with UPSTREAM_ERROR quoting only a short excerpt of it', async () => {
     upstream.answer(json(200, `<html><body>${'Service moved. '.repeat(100)}</body></html>`));
 
@@ -295,69 +272,37 @@ describe('UPSTREAM_UNAVAILABLE', () => {
     ]);
     expect(upstream.requests).toEqual([]);
   });
-
-  it('pet(id) answered with 503 is null, with UPSTREAM_UNAVAILABLE and the upstream message', async () => {
-    upstream.answer(json(503, { code: 503, message: 'Service is down for maintenance' }));
-
-    const result = await gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
-
-    expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual([
-      {
-        message: 'Service is down for maintenance',
-        path: ['pet'],
-        extensions: {
-          code: 'UPSTREAM_UNAVAILABLE',
-          upstream: { service: 'petstore', operation: 'getPetById', status: 503 },
-        },
-      },
-    ]);
-    expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
-  });
 });
 
 describe('UPSTREAM_TIMEOUT', () => {
-  it('pet(id) with an upstream that never answers is null after upstreamTimeoutMs, with UPSTREAM_TIMEOUT', async () => {
-    upstream.answer({ hang: true });
-    const started = performance.now();
+  it.each<{ stalled: string; answer: Answer; message: string }>([
+    { stalled: 'never answers', answer: { hang: true }, message: 'did not answer' },
+    {
+      stalled: 'sends its headers and then stalls the body',
+      answer: { stallBody: true, status: 200, headers: { 'content-type': 'application/json' }, bodyStart: '{"id":1,' },
+      message: 'did not finish answering',
+    },
+  ])(
+    'pet(id) with an upstream that $stalled is null after upstreamTimeoutMs, once, with UPSTREAM_TIMEOUT',
+    async ({ answer, message }) => {
+      upstream.answer(answer);
+      const started = performance.now();
 
-    const result = await impatient.gql(PET_QUERY, {}, ALL_CREDENTIALS);
+      const result = await impatient.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 
-    expect(performance.now() - started).toBeLessThan(2000);
-    expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual([
-      {
-        message: 'petstore did not answer getPetById within 200 ms',
-        path: ['pet'],
-        extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } },
-      },
-    ]);
-    // Once, not retried.
-    expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
-  });
-
-  it('pet(id) with an upstream that sends its headers and then stalls the body is null, with UPSTREAM_TIMEOUT', async () => {
-    upstream.answer({
-      stallBody: true,
-      status: 200,
-      headers: { 'content-type': 'application/json' },
-      bodyStart: '{"id":1,',
-    });
-    const started = performance.now();
-
-    const result = await impatient.gql(PET_QUERY, {}, ALL_CREDENTIALS);
-
-    expect(performance.now() - started).toBeLessThan(2000);
-    expect(result.data).toEqual({ pet: null });
-    expect(errorsOf(result)).toEqual([
-      {
-        message: 'petstore did not finish answering getPetById within 200 ms',
-        path: ['pet'],
-        extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } },
-      },
-    ]);
-    expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
-  });
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(result.data).toEqual({ pet: null });
+      expect(errorsOf(result)).toEqual([
+        {
+          message: `petstore ${message} getPetById within 200 ms`,
+          path: ['pet'],
+          extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } },
+        },
+      ]);
+      // Once, not retried.
+      expect(upstream.requests.map(received)).toEqual([GET_PET_1]);
+    },
+  );
 });
 
 describe('the plant area', () => {

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../src/emulator/server.js';
-import { ALL_CREDENTIALS, API_KEY, startStack, summary, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, expectedGet, startStack, summariesByPath, useStack } from './helpers/stack.js';
 
 const ENTITIES = `query ($representations: [_Any!]!) {
   _entities(representations: $representations) {
@@ -92,44 +92,11 @@ describe('_entities', () => {
       },
     });
     // Both orders and the Pet representation share one lookup of pet 1; orders and users carry no credential.
-    expect(
-      stack
-        .upstream()
-        .map(summary)
-        .sort((a, b) => a.path.localeCompare(b.path)),
-    ).toEqual([
-      {
-        method: 'GET',
-        path: '/api/v3/pet/1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: API_KEY,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/store/order/1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/store/order/2',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/user/user1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
+    expect(summariesByPath(stack)).toEqual([
+      expectedGet('/api/v3/pet/1', 'api_key'),
+      expectedGet('/api/v3/store/order/1', 'none'),
+      expectedGet('/api/v3/store/order/2', 'none'),
+      expectedGet('/api/v3/user/user1', 'none'),
     ]);
   });
 

@@ -2,27 +2,14 @@
  * `/health` (liveness: the process serves requests, whatever the upstreams do) and
  * `/readiness` (each configured upstream answers; 503 naming the one that does not).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/emulator/server.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
-import { closedPortUrl, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { useObserved } from './helpers/observed.js';
+import { closedPortUrl, json } from './helpers/scripted-upstream.js';
 
-let emulator: Emulator;
-let scripted: ScriptedUpstream;
-let gateway: ObservedGateway | undefined;
-beforeAll(async () => {
-  [emulator, scripted] = await Promise.all([startEmulator(), startScriptedUpstream()]);
-});
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  scripted.reset();
-});
-afterAll(() => Promise.all([emulator.close(), scripted.close()]));
+const observed = useObserved();
 
 async function get(path: string) {
-  if (!gateway) throw new Error('no gateway');
-  const response = await fetch(`${gateway.origin}${path}`);
+  const response = await fetch(`${observed.gateway.origin}${path}`);
   const text = await response.text();
   return {
     status: response.status,
@@ -35,7 +22,7 @@ async function get(path: string) {
 describe('/health', () => {
   it('answers 200 while the process serves requests, even with every upstream down', async () => {
     const down = await closedPortUrl();
-    gateway = await serveObserved({ petstoreUrl: `${down}/api/v3`, plantsUrl: down });
+    await observed.serve({ petstoreUrl: `${down}/api/v3`, plantsUrl: down });
 
     const health = await get('/health');
 
@@ -46,7 +33,7 @@ describe('/health', () => {
 
 describe('/readiness', () => {
   it('answers 200 with each upstream ready and how long it took to answer', async () => {
-    gateway = await serveObserved(emulator);
+    await observed.serve();
 
     const readiness = await get('/readiness');
 
@@ -65,13 +52,16 @@ describe('/readiness', () => {
   });
 
   it('asks each base URL once, without a credential', async () => {
-    gateway = await serveObserved({ petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: `${scripted.url}/plant-area` });
-    scripted.answer(json(404, { message: 'not here' }));
+    await observed.serve({
+      petstoreUrl: `${observed.scripted.url}/api/v3`,
+      plantsUrl: `${observed.scripted.url}/plant-area`,
+    });
+    observed.scripted.answer(json(404, { message: 'not here' }));
 
     expect((await get('/readiness')).status).toBe(200);
 
     expect(
-      scripted.requests
+      observed.scripted.requests
         .map(
           (request) =>
             `${request.method} ${request.url} ${String(request.headers['authorization'] ?? '-')} ${String(request.headers['api_key'] ?? '-')}`,
@@ -82,7 +72,7 @@ describe('/readiness', () => {
 
   it('answers 503 naming the upstream that refuses connections', async () => {
     const down = await closedPortUrl();
-    gateway = await serveObserved({ petstoreUrl: emulator.petstoreUrl, plantsUrl: down });
+    await observed.serve({ petstoreUrl: observed.emulator.petstoreUrl, plantsUrl: down });
 
     const readiness = await get('/readiness');
 
@@ -98,11 +88,11 @@ describe('/readiness', () => {
   });
 
   it('answers 503 naming an upstream that says it cannot serve (503), or does not answer in time', async () => {
-    gateway = await serveObserved(
-      { petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url },
+    await observed.serve(
+      { petstoreUrl: `${observed.scripted.url}/api/v3`, plantsUrl: observed.scripted.url },
       { readinessTimeoutMs: 200 },
     );
-    scripted.answer((request) =>
+    observed.scripted.answer((request) =>
       request.url.startsWith('/api/v3') ? json(503, { message: 'maintenance' }) : { hang: true },
     );
 
@@ -122,7 +112,7 @@ describe('/readiness', () => {
 
   it('never shows an upstream URL, which may carry credentials', async () => {
     const down = await closedPortUrl();
-    gateway = await serveObserved({
+    await observed.serve({
       petstoreUrl: `${down.replace('http://', 'http://alice:s3cret@')}/api/v3`,
       plantsUrl: down,
     });

@@ -3,29 +3,17 @@
  * error codes; a request id taken from `x-request-id` (or made up), returned in the response
  * and sent with every upstream call; credentials and passwords never in the log.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
 import type { UpstreamPool } from '../src/upstream/http.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
+import { useObserved } from './helpers/observed.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER } from './helpers/stack.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-let emulator: Emulator;
-let gateway: ObservedGateway | undefined;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  emulator.clearRequests();
-});
-afterAll(() => emulator.close());
+const observed = useObserved();
 
 async function post(body: unknown, headers: Record<string, string> = {}) {
-  if (!gateway) throw new Error('no gateway');
-  return fetch(gateway.url, {
+  return fetch(observed.gateway.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -34,7 +22,7 @@ async function post(body: unknown, headers: Record<string, string> = {}) {
 
 describe('one log line per request', () => {
   it('names the operation and gives its duration, status, upstream calls and error codes', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     // No credential: the pet store refuses the pet (401); the order needs none.
     await gateway.gql('query PetAndOrder { pet(id: 1) { name } order(id: 1) { id } }');
@@ -70,7 +58,7 @@ describe('one log line per request', () => {
   });
 
   it('is written for a request refused before any operation ran, with its error code', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     const response = await post({ query: '{ pet(id: 1) { name ' });
 
@@ -86,7 +74,7 @@ describe('one log line per request', () => {
   });
 
   it('lists each operation of a batched request', async () => {
-    gateway = await serveObserved(emulator, { batchMaxOperations: 2 });
+    const gateway = await observed.serve(undefined, { batchMaxOperations: 2 });
 
     await post([
       { query: 'query A { order(id: 1) { id } }' },
@@ -103,7 +91,7 @@ describe('one log line per request', () => {
   });
 
   it('keeps health probes out of the info log', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     await fetch(`${gateway.origin}/health`);
 
@@ -113,7 +101,7 @@ describe('one log line per request', () => {
 
 describe('the request id', () => {
   it('is the caller’s x-request-id: in the response, on the log line, and on every upstream call', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     const response = await post(
       { query: '{ pet(id: 1) { name } order(id: 2) { id } }' },
@@ -122,7 +110,7 @@ describe('the request id', () => {
 
     expect(response.headers.get('x-request-id')).toBe('checkout-7f3a');
     expect(gateway.requestLines()[0]?.['requestId']).toBe('checkout-7f3a');
-    const upstream = emulator.requests.map((request) => [request.path, request.headers['x-request-id']]);
+    const upstream = observed.emulator.requests.map((request) => [request.path, request.headers['x-request-id']]);
     expect(upstream).toEqual(
       expect.arrayContaining([
         ['/api/v3/pet/1', 'checkout-7f3a'],
@@ -132,18 +120,18 @@ describe('the request id', () => {
   });
 
   it('is made up (a UUID) when the caller sends none, and the same one goes upstream', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     const response = await post({ query: '{ order(id: 1) { id } }' });
 
     const id = response.headers.get('x-request-id');
     expect(id).toMatch(UUID);
     expect(gateway.requestLines()[0]?.['requestId']).toBe(id);
-    expect(emulator.requests[0]?.headers['x-request-id']).toBe(id);
+    expect(observed.emulator.requests[0]?.headers['x-request-id']).toBe(id);
   });
 
   it('keeps each request’s upstream calls its own when requests the lane serves and requests yoga serves overlap', async () => {
-    gateway = await serveObserved(emulator, { batchMaxOperations: 2 });
+    const gateway = await observed.serve(undefined, { batchMaxOperations: 2 });
 
     // A plain query takes the gateway's own lane (its request passed explicitly); a batch takes
     // yoga's path (its request found ambient). Several of each, all in flight together.
@@ -163,7 +151,7 @@ describe('the request id', () => {
         expect.objectContaining({ operation: 'getUserByName', status: 200 }),
       ]);
     }
-    const sent = emulator.requests.map((request) => [request.path, request.headers['x-request-id']]);
+    const sent = observed.emulator.requests.map((request) => [request.path, request.headers['x-request-id']]);
     expect(sent).toEqual(
       expect.arrayContaining(
         [1, 2, 3].flatMap((n) => [
@@ -176,7 +164,7 @@ describe('the request id', () => {
   });
 
   it('replaces one a log could be forged with (quotes, spaces, too long)', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     for (const forged of ['a" "level":"error', 'x'.repeat(200)]) {
       const response = await post({ query: '{ order(id: 1) { id } }' }, { 'x-request-id': forged });
@@ -186,7 +174,7 @@ describe('the request id', () => {
   });
 
   it('is on every line written while its request is served, error lines included', async () => {
-    gateway = await serveObserved(emulator, { logLevel: 'debug' });
+    const gateway = await observed.serve(undefined, { logLevel: 'debug' });
 
     await post({ query: 'query Inventory { inventory { entries { status } } }' }, { 'x-request-id': 'trace-me' });
 
@@ -203,7 +191,7 @@ describe('secrets stay out of the log', () => {
   const INLINE_PASSWORD = 'inline-battery-staple';
 
   it('at debug level, credentials and passwords appear as [redacted], and nowhere in clear', async () => {
-    gateway = await serveObserved(emulator, { logLevel: 'debug' });
+    const gateway = await observed.serve(undefined, { logLevel: 'debug' });
 
     await gateway.gql(
       `mutation Users($input: UserInput!) {
@@ -237,7 +225,7 @@ describe('secrets stay out of the log', () => {
   });
 
   it('keeps every line valid JSON whatever the password holds (quotes, commas, backslashes)', async () => {
-    gateway = await serveObserved(emulator, { logLevel: 'debug' });
+    const gateway = await observed.serve(undefined, { logLevel: 'debug' });
     // It looks like a piece of the line's own structure, and JSON escapes it.
     const tricky = 'info","time\\n';
 
@@ -255,7 +243,7 @@ describe('secrets stay out of the log', () => {
   });
 
   it('a GraphQL error quoting a refused password is logged under its code, without the password', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     // A variable of the wrong type makes GraphQL quote the value it refused, password included.
     const result = await gateway.gql(
@@ -279,7 +267,7 @@ describe('secrets stay out of the log', () => {
       ping: () => Promise.resolve(200),
       close: () => Promise.resolve(),
     });
-    gateway = await serveObserved(emulator, {}, { createUpstreamClient: crashing });
+    const gateway = await observed.serve(undefined, {}, { createUpstreamClient: crashing });
 
     await gateway.gql('query Crash { pet(id: 1) { name } }', {}, ALL_CREDENTIALS);
 

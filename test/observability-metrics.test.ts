@@ -3,25 +3,13 @@
  * and upstream calls (count by status and outcome, duration, retries, timeouts), by service and
  * operation, next to the process's own metrics.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/emulator/server.js';
+import { describe, expect, it } from 'vitest';
 import { createMetrics, MAX_OPERATION_NAMES } from '../src/observability/metrics.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
-import { json, sequence, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { useObserved } from './helpers/observed.js';
+import { json, sequence } from './helpers/scripted-upstream.js';
 import { timeoutsSetBy } from './helpers/stack.js';
 
-let emulator: Emulator;
-let scripted: ScriptedUpstream;
-let gateway: ObservedGateway | undefined;
-beforeAll(async () => {
-  [emulator, scripted] = await Promise.all([startEmulator(), startScriptedUpstream()]);
-});
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  scripted.reset();
-});
-afterAll(() => Promise.all([emulator.close(), scripted.close()]));
+const observed = useObserved();
 
 async function scrape(origin: string) {
   const response = await fetch(`${origin}/metrics`);
@@ -43,7 +31,7 @@ function samples(text: string, metric: string): Record<string, number> {
 
 describe('GraphQL operations', () => {
   it('are counted by name, type and result, timed, and their errors counted by code', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     await gateway.gql('query Order { order(id: 1) { id } }');
     await gateway.gql('query Order { order(id: 1) { id } }');
@@ -69,7 +57,7 @@ describe('GraphQL operations', () => {
   });
 
   it('count a request refused before any operation ran under its code', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     await gateway.gql('{ pet(id: 1) { name ');
     await gateway.gql('{ pet(id: 1) { nickname } }');
@@ -98,7 +86,7 @@ describe('GraphQL operations', () => {
 
 describe('upstream calls', () => {
   it('are counted by service, operation, method, status and outcome, and timed', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     await gateway.gql('{ pet(id: 1) { name } order(id: 1) { id } }', {}, { api_key: 'demo' });
     await gateway.gql('{ pet(id: 404404) { name } }', {}, { api_key: 'demo' });
@@ -118,17 +106,17 @@ describe('upstream calls', () => {
   });
 
   it('count retries and timeouts', async () => {
-    const upstreams = { petstoreUrl: `${scripted.url}/api/v3`, plantsUrl: scripted.url };
-    gateway = await serveObserved(upstreams, {
+    const upstreams = { petstoreUrl: `${observed.scripted.url}/api/v3`, plantsUrl: observed.scripted.url };
+    const gateway = await observed.serve(upstreams, {
       upstreamRetries: 2,
       upstreamRetryBackoffMs: 1,
       upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '300' }),
     });
     const pet = { id: 1, name: 'Cat 1', photoUrls: [], tags: [] };
 
-    scripted.answer(sequence(json(503, { message: 'busy' }), json(503, { message: 'busy' }), json(200, pet)));
+    observed.scripted.answer(sequence(json(503, { message: 'busy' }), json(503, { message: 'busy' }), json(200, pet)));
     await gateway.gql('{ pet(id: 1) { name } }', {}, { api_key: 'demo' });
-    scripted.answer({ hang: true });
+    observed.scripted.answer({ hang: true });
     await gateway.gql('{ order(id: 1) { id } }');
     const { text } = await scrape(gateway.origin);
 
@@ -147,7 +135,7 @@ describe('upstream calls', () => {
 
 describe('the endpoint', () => {
   it("also serves the process's metrics (CPU, memory, event loop)", async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     const { text } = await scrape(gateway.origin);
 
@@ -160,7 +148,7 @@ describe('the endpoint', () => {
   });
 
   it('is not served with METRICS=false', async () => {
-    gateway = await serveObserved(emulator, { metrics: false });
+    const gateway = await observed.serve(undefined, { metrics: false });
 
     const { status, text } = await scrape(gateway.origin);
 

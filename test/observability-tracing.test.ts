@@ -5,33 +5,22 @@
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway } from '../src/gateway.js';
 import { otlpTracesUrl, tracesExporter } from '../src/observability/tracing.js';
-import { captureLog, serveObserved, type ObservedGateway } from './helpers/observed.js';
+import { captureLog, useObserved } from './helpers/observed.js';
 import { listen, postGraphQL, stop, testConfig } from './helpers/stack.js';
 
 /** `00-<trace id>-<parent span id>-<flags>` */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 
-let emulator: Emulator;
-let gateway: ObservedGateway | undefined;
 // A fresh one per test: closing a gateway shuts its exporter down.
 let exporter = new InMemorySpanExporter();
 beforeEach(() => {
   exporter = new InMemorySpanExporter();
 });
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  emulator.clearRequests();
-});
-afterAll(() => emulator.close());
+const observed = useObserved();
 
 function parsedTraceparent(value: string | undefined) {
   const match = TRACEPARENT.exec(value ?? '');
@@ -94,7 +83,7 @@ describe('the OTEL_* settings', () => {
 
 describe('with tracing on', () => {
   it('makes a server span per operation and a client span per upstream call, and sends their context upstream', async () => {
-    gateway = await serveObserved(emulator, {}, { spanExporter: exporter });
+    const gateway = await observed.serve(undefined, {}, { spanExporter: exporter });
 
     await gateway.gql('query PetAndOrder { pet(id: 1) { name } order(id: 2) { id } }', {}, { api_key: 'demo' });
 
@@ -119,8 +108,8 @@ describe('with tracing on', () => {
       });
     }
 
-    // What the emulator received: each call's own span as the parent, in the operation's trace.
-    const received = emulator.requests.map((request) => ({
+    // What the observed.emulator received: each call's own span as the parent, in the operation's trace.
+    const received = observed.emulator.requests.map((request) => ({
       path: request.path,
       ...parsedTraceparent(request.headers['traceparent']),
     }));
@@ -140,7 +129,7 @@ describe('with tracing on', () => {
   });
 
   it("continues the caller's trace (its traceparent)", async () => {
-    gateway = await serveObserved(emulator, {}, { spanExporter: exporter });
+    const gateway = await observed.serve(undefined, {}, { spanExporter: exporter });
     const callerTrace = '0af7651916cd43dd8448eb211c80319c';
     const callerSpan = 'b7ad6b7169203331';
 
@@ -149,11 +138,11 @@ describe('with tracing on', () => {
     const operation = exporter.getFinishedSpans().find((span) => span.kind === SpanKind.SERVER);
     expect(operation?.spanContext().traceId).toBe(callerTrace);
     expect(operation?.parentSpanContext?.spanId).toBe(callerSpan);
-    expect(parsedTraceparent(emulator.requests[0]?.headers['traceparent']).traceId).toBe(callerTrace);
+    expect(parsedTraceparent(observed.emulator.requests[0]?.headers['traceparent']).traceId).toBe(callerTrace);
   });
 
   it('marks failures: the operation with its error codes, the upstream call with its status', async () => {
-    gateway = await serveObserved(emulator, {}, { spanExporter: exporter });
+    const gateway = await observed.serve(undefined, {}, { spanExporter: exporter });
 
     await gateway.gql('query Stock { inventory { entries { status } } }');
 
@@ -184,7 +173,11 @@ describe('with tracing on', () => {
     });
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'pets-under-test' };
     const traced = createGateway(
-      testConfig({ ...loadConfig([], env), petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl }),
+      testConfig({
+        ...loadConfig([], env),
+        petstoreUrl: observed.emulator.petstoreUrl,
+        plantsUrl: observed.emulator.plantsUrl,
+      }),
       { logDestination: captureLog() },
     );
     const served = await listen(traced.handler);
@@ -207,7 +200,7 @@ describe('with tracing on', () => {
 
 describe('with tracing off (the default)', () => {
   it('sends no traceparent upstream', async () => {
-    gateway = await serveObserved(emulator);
+    const gateway = await observed.serve();
 
     await gateway.gql(
       '{ order(id: 1) { id } }',
@@ -215,7 +208,7 @@ describe('with tracing off (the default)', () => {
       { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
     );
 
-    expect(emulator.requests[0]?.headers['traceparent']).toBeUndefined();
+    expect(observed.emulator.requests[0]?.headers['traceparent']).toBeUndefined();
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, API_KEY, received, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, expectedRequest, received, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 const MAX_INT64 = '9223372036854775807';
@@ -41,17 +41,7 @@ describe('order(id)', () => {
   it('sends GET /store/order/{orderId} without forwarding any credential', async () => {
     await stack.gql('{ order(id: 2) { id } }', {}, ALL_CREDENTIALS);
 
-    expect(received(stack)).toEqual([
-      {
-        method: 'GET',
-        path: '/api/v3/store/order/2',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-        body: '',
-      },
-    ]);
+    expect(received(stack)).toEqual([{ ...expectedRequest('GET', '/api/v3/store/order/2', 'none'), body: '' }]);
   });
 
   it('is null, without an error, when the order does not exist', async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../src/emulator/server.js';
 import type { BodyFormat } from '../src/upstream/codec.js';
-import { ALL_CREDENTIALS, BEARER, summary, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, BEARER, expectedRequest, summary, useStack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 const MAX_INT64 = '9223372036854775807';
@@ -152,14 +152,7 @@ describe.each(['json', 'xml', 'form'] as const)('with %s bodies', (format) => {
         }),
       ]);
       expect(stack.upstream().map(summary)).toEqual([
-        {
-          method: 'PUT',
-          path: '/api/v3/pet',
-          query: '',
-          contentType: wire.contentType,
-          authorization: `Bearer ${BEARER}`,
-          apiKey: undefined,
-        },
+        expectedRequest('PUT', '/api/v3/pet', 'bearer', wire.contentType),
       ]);
     });
   });
@@ -253,15 +246,7 @@ describe('updatePetWithForm', () => {
 
     expect(result).toEqual({ status: 200, data: { updatePetWithForm: { id: '1', name: 'New Name', status: 'SOLD' } } });
     expect(stack.upstream().map(sent)).toEqual([
-      {
-        method: 'POST',
-        path: '/api/v3/pet/1',
-        query: 'name=New+Name&status=sold',
-        contentType: undefined,
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
-        body: '',
-      },
+      { ...expectedRequest('POST', '/api/v3/pet/1', 'bearer', undefined, 'name=New+Name&status=sold'), body: '' },
     ]);
   });
 
@@ -276,15 +261,7 @@ describe('updatePetWithForm', () => {
     const status = UPSTREAM === 'reference' ? null : 'AVAILABLE';
     expect(result.data).toEqual({ updatePetWithForm: { id: '2', name: 'Felix', status } });
     expect(stack.upstream().map(sent)).toEqual([
-      {
-        method: 'POST',
-        path: '/api/v3/pet/2',
-        query: 'name=Felix',
-        contentType: undefined,
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
-        body: '',
-      },
+      { ...expectedRequest('POST', '/api/v3/pet/2', 'bearer', undefined, 'name=Felix'), body: '' },
     ]);
   });
 });
@@ -303,12 +280,7 @@ describe('pet mutations and the pet loader', () => {
     expect(stack.upstream().map(sent)).toEqual([
       bearerOnly('POST', '/api/v3/pet', 'application/json', '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}'),
       {
-        method: 'POST',
-        path: '/api/v3/store/order',
-        query: '',
-        contentType: 'application/json',
-        authorization: undefined,
-        apiKey: undefined,
+        ...expectedRequest('POST', '/api/v3/store/order', 'none', 'application/json'),
         body: '{"petId":77,"quantity":1}',
       },
     ]);
@@ -323,12 +295,7 @@ describe('pet mutations without credentials', () => {
 
     expect(stack.upstream().map(sent)).toEqual([
       {
-        method: 'POST',
-        path: '/api/v3/pet',
-        query: '',
-        contentType: 'application/json',
-        authorization: undefined,
-        apiKey: undefined,
+        ...expectedRequest('POST', '/api/v3/pet', 'none', 'application/json'),
         body: '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}',
       },
     ]);
@@ -349,12 +316,7 @@ describe('pet mutations without credentials', () => {
       ]);
       expect(stack.upstream().map(sent)).toEqual([
         {
-          method: 'POST',
-          path: '/api/v3/pet',
-          query: '',
-          contentType: 'application/json',
-          authorization: undefined,
-          apiKey: undefined,
+          ...expectedRequest('POST', '/api/v3/pet', 'none', 'application/json'),
           body: '{"id":77,"name":"Neo","photoUrls":[],"tags":[]}',
         },
       ]);

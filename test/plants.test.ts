@@ -4,7 +4,7 @@
  * `{error, message}` failure record.
  */
 import { describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, API_KEY, BEARER, received, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, expectedRequest, received, useStack } from './helpers/stack.js';
 import { UPSTREAM } from './helpers/upstream.js';
 
 const MAX_INT64 = '9223372036854775807';
@@ -28,12 +28,7 @@ describe('createPlant', () => {
 
     expect(received(stack)).toEqual([
       {
-        method: 'POST',
-        path: '/plants',
-        query: '',
-        contentType: 'application/json',
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
+        ...expectedRequest('POST', '/plants', 'bearer', 'application/json'),
         body: `{"id":${MAX_INT64},"name":"Monstera","tag":"indoor"}`,
       },
     ]);
@@ -84,15 +79,7 @@ describe('createPlant', () => {
       },
     });
     expect(received(stack)).toEqual([
-      {
-        method: 'POST',
-        path: '/plants',
-        query: '',
-        contentType: 'application/json',
-        authorization: undefined,
-        apiKey: undefined,
-        body: '{"id":9,"name":"Cactus"}',
-      },
+      { ...expectedRequest('POST', '/plants', 'none', 'application/json'), body: '{"id":9,"name":"Cactus"}' },
     ]);
   });
 

@@ -13,11 +13,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REVIEWS_SDL, startReviewsSubgraph } from './fixtures/reviews-subgraph.js';
 import {
   ALL_CREDENTIALS,
-  API_KEY,
-  BEARER,
+  expectedGet,
   postGraphQL,
   startStack,
   stop,
+  summariesByPath,
   summary,
   type Stack,
 } from './helpers/stack.js';
@@ -103,36 +103,10 @@ describe('queries across the supergraph', () => {
         ],
       },
     });
-    expect(
-      pets
-        .upstream()
-        .map(summary)
-        .sort((a, b) => a.path.localeCompare(b.path)),
-    ).toEqual([
-      {
-        method: 'GET',
-        path: '/api/v3/pet/1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: API_KEY,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/user/user1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/user/user2',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
+    expect(summariesByPath(pets)).toEqual([
+      expectedGet('/api/v3/pet/1', 'api_key'),
+      expectedGet('/api/v3/user/user1', 'none'),
+      expectedGet('/api/v3/user/user2', 'none'),
     ]);
   });
 
@@ -152,44 +126,11 @@ describe('queries across the supergraph', () => {
         { body: 'Very calm', pet: { id: '2', name: 'Cat 2' }, author: { firstName: 'first name 1' } },
       ],
     });
-    expect(
-      pets
-        .upstream()
-        .map(summary)
-        .sort((a, b) => a.path.localeCompare(b.path)),
-    ).toEqual([
-      {
-        method: 'GET',
-        path: '/api/v3/pet/1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: API_KEY,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/pet/2',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: API_KEY,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/user/user1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/user/user2',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
+    expect(summariesByPath(pets)).toEqual([
+      expectedGet('/api/v3/pet/1', 'api_key'),
+      expectedGet('/api/v3/pet/2', 'api_key'),
+      expectedGet('/api/v3/user/user1', 'none'),
+      expectedGet('/api/v3/user/user2', 'none'),
     ]);
   });
 
@@ -202,44 +143,13 @@ describe('queries across the supergraph', () => {
     );
 
     expect(result.data).toEqual({ petsByStatus: [{ name: 'Dog 2', reviews: [] }] });
-    expect(pets.upstream().map(summary)).toEqual([
-      {
-        method: 'GET',
-        path: '/api/v3/pet/findByStatus',
-        query: 'status=sold',
-        contentType: undefined,
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
-      },
-    ]);
+    expect(pets.upstream().map(summary)).toEqual([expectedGet('/api/v3/pet/findByStatus', 'bearer', 'status=sold')]);
   });
 
   it('forwards no credential through the router to the pet store when the client sends none', async () => {
     await postGraphQL(routerUrl, '{ reviews { body pet { name } } }');
 
-    expect(
-      pets
-        .upstream()
-        .map(summary)
-        .sort((a, b) => a.path.localeCompare(b.path)),
-    ).toEqual([
-      {
-        method: 'GET',
-        path: '/api/v3/pet/1',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
-      {
-        method: 'GET',
-        path: '/api/v3/pet/2',
-        query: '',
-        contentType: undefined,
-        authorization: undefined,
-        apiKey: undefined,
-      },
-    ]);
+    expect(summariesByPath(pets)).toEqual([expectedGet('/api/v3/pet/1', 'none'), expectedGet('/api/v3/pet/2', 'none')]);
   });
 
   // The reference server checks no credential: there the pets are served.

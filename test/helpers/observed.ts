@@ -3,9 +3,11 @@
  * to stdout) and, when asked, its spans (an in-memory exporter), served over HTTP in front of
  * the embedded emulator or any upstream URLs.
  */
-import type { Emulator } from '../../src/emulator/server.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { createGateway, type GatewayConfig, type GatewayDependencies } from '../../src/gateway.js';
 import type { DestinationStream } from '../../src/observability/logger.js';
+import { startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream.js';
 import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
 
 /** A captured log: every line as written, and parsed. */
@@ -72,6 +74,61 @@ export async function serveObserved(
     async close() {
       await stop(server);
       await gateway.close();
+    },
+  };
+}
+
+/** What a file of operations tests shares: its upstreams, and the gateway of the current test. */
+export type ObservedTests = {
+  /** the embedded emulator, started once for the file; its request log emptied after each test */
+  readonly emulator: Emulator;
+  /** a scripted upstream, started once for the file; its script and log reset after each test */
+  readonly scripted: ScriptedUpstream;
+  /** the gateway the current test served */
+  readonly gateway: ObservedGateway;
+  /** {@link serveObserved} (over the emulator unless told), closed when the test ends */
+  serve(
+    upstreams?: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,
+    overrides?: Partial<GatewayConfig>,
+    dependencies?: Omit<GatewayDependencies, 'logDestination'>,
+  ): Promise<ObservedGateway>;
+};
+
+/**
+ * The hooks of a file of operations tests (logs, metrics, health, tracing): the upstreams
+ * started before its tests and stopped after them, and each test's gateway closed after it.
+ */
+export function useObserved(): ObservedTests {
+  let emulator: Emulator | undefined;
+  let scripted: ScriptedUpstream | undefined;
+  let gateway: ObservedGateway | undefined;
+  const present = <T>(value: T | undefined, name: string): T => {
+    if (value === undefined) throw new Error(`useObserved: there is no ${name} outside a test`);
+    return value;
+  };
+  beforeAll(async () => {
+    [emulator, scripted] = await Promise.all([startEmulator(), startScriptedUpstream()]);
+  });
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+    emulator?.clearRequests();
+    scripted?.reset();
+  });
+  afterAll(() => Promise.all([emulator?.close(), scripted?.close()]));
+  return {
+    get emulator() {
+      return present(emulator, 'emulator');
+    },
+    get scripted() {
+      return present(scripted, 'scripted upstream');
+    },
+    get gateway() {
+      return present(gateway, 'gateway');
+    },
+    async serve(upstreams, overrides, dependencies) {
+      gateway = await serveObserved(upstreams ?? present(emulator, 'emulator'), overrides, dependencies);
+      return gateway;
     },
   };
 }

@@ -130,6 +130,40 @@ export function summary(request: RecordedRequest) {
   };
 }
 
+/** The requests the upstream received since the last look, as {@link summary} shows them, by path: for concurrent calls. */
+export function summariesByPath(stack: Stack) {
+  return stack
+    .upstream()
+    .map(summary)
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * What {@link summary} shows of a request the upstream should receive: of the caller's
+ * credentials only `sent` (`'both'`: the bearer token and the api_key).
+ */
+export function expectedRequest(
+  method: string,
+  path: string,
+  sent: 'api_key' | 'bearer' | 'both' | 'none',
+  contentType?: string,
+  query = '',
+) {
+  return {
+    method,
+    path,
+    query,
+    contentType,
+    authorization: sent === 'bearer' || sent === 'both' ? `Bearer ${BEARER}` : undefined,
+    apiKey: sent === 'api_key' || sent === 'both' ? API_KEY : undefined,
+  };
+}
+
+/** {@link expectedRequest} of a GET, which has no body. */
+export function expectedGet(path: string, sent: 'api_key' | 'bearer' | 'both' | 'none', query = '') {
+  return expectedRequest('GET', path, sent, undefined, query);
+}
+
 /** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
 export function received(stack: Stack) {
   return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));

@@ -81,6 +81,18 @@ const GET_PET_1 = {
 
 const PET_QUERY = '{ pet(id: 1) { id name } }';
 
+/** The upstream request createPlant makes: a JSON POST with the bearer token only. */
+function createPlantRequest(body: string) {
+  return {
+    method: 'POST',
+    url: '/plants',
+    contentType: 'application/json',
+    authorization: `Bearer ${BEARER}`,
+    apiKey: undefined,
+    body,
+  };
+}
+
 describe('NOT_FOUND', () => {
   it('updatePet of a pet the upstream does not have fails with NOT_FOUND and the upstream text "Pet not found"', async () => {
     // The reference server sends this bare text under an application/json content type.
@@ -326,16 +338,7 @@ describe('the plant area', () => {
         },
       },
     ]);
-    expect(upstream.requests.map(received)).toEqual([
-      {
-        method: 'POST',
-        url: '/plants',
-        contentType: 'application/json',
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
-        body: '{"id":12,"name":"Fern"}',
-      },
-    ]);
+    expect(upstream.requests.map(received)).toEqual([createPlantRequest('{"id":12,"name":"Fern"}')]);
   });
 });
 
@@ -451,16 +454,7 @@ describe('one area down', () => {
     );
 
     expect(result).toEqual({ status: 200, data: { createPlant: { name: 'Fern', tag: 'outdoor' } } });
-    expect(upstream.requests.map(received)).toEqual([
-      {
-        method: 'POST',
-        url: '/plants',
-        contentType: 'application/json',
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
-        body: '{"id":12,"name":"Fern","tag":"outdoor"}',
-      },
-    ]);
+    expect(upstream.requests.map(received)).toEqual([createPlantRequest('{"id":12,"name":"Fern","tag":"outdoor"}')]);
   });
 });
 

@@ -11,7 +11,7 @@ import { DEMO_HEADERS, exampleTabs } from '../src/plugins/graphiql.js';
 import { createSchema } from '../src/schema.js';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
 import { captureLog } from './helpers/observed.js';
-import { listen, stop, testConfig } from './helpers/stack.js';
+import { GRAPHQL_POST_HEADERS, listen, stop, testConfig } from './helpers/stack.js';
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -83,7 +83,7 @@ describe('the example tabs', () => {
         // As GraphiQL sends it: the whole document, and the operation picked with the ▶ button.
         const response = await fetch(gateway.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...DEMO_HEADERS },
+          headers: { ...GRAPHQL_POST_HEADERS, ...DEMO_HEADERS },
           body: JSON.stringify({ query, variables, operationName: name }),
         });
         const result = (await response.json()) as { data?: unknown; errors?: unknown };

@@ -37,7 +37,7 @@ import {
   type Shape,
 } from '../src/upstream/codec.js';
 import { NewPlantShape, NewUserShape, OrderShape, PetListShape, PetShape } from '../src/upstream/payloads.js';
-import { ALL_CREDENTIALS, useStack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, GRAPHQL_POST_HEADERS, useStack } from './helpers/stack.js';
 
 type Format = 'json' | 'xml' | 'form';
 
@@ -351,8 +351,7 @@ describe('random GraphQL documents through the gateway', () => {
         const response = await fetch(stack.url, {
           method: 'POST',
           headers: {
-            'content-type': 'application/json',
-            accept: 'application/graphql-response+json',
+            ...GRAPHQL_POST_HEADERS,
             ...ALL_CREDENTIALS,
           },
           body: JSON.stringify({ query: document }),

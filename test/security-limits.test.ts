@@ -6,7 +6,14 @@
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
-import { ALL_CREDENTIALS, startStack, useStack, type GraphQLResponse, type Stack } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  GRAPHQL_POST_HEADERS,
+  startStack,
+  useStack,
+  type GraphQLResponse,
+  type Stack,
+} from './helpers/stack.js';
 
 const stack = useStack();
 
@@ -193,7 +200,7 @@ describe('batched requests (BATCH_MAX_OPERATIONS)', () => {
   const post = (url: string, body: unknown) =>
     fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS },
+      headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
       body: JSON.stringify(body),
     });
 
@@ -245,7 +252,7 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
   const send = (body: string) =>
     fetch(small().url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS },
+      headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
       body,
     });
 
@@ -277,7 +284,7 @@ describe('request body size (REQUEST_MAX_BYTES)', () => {
     });
     const response = await fetch(small().url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      headers: { ...GRAPHQL_POST_HEADERS },
       body,
       duplex: 'half',
     } as RequestInit);

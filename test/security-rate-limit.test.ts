@@ -11,7 +11,7 @@ import {
   useRateLimit,
   type RateLimitStore,
 } from '../src/security/rate-limit.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, GRAPHQL_POST_HEADERS, startStack, type Stack } from './helpers/stack.js';
 
 describe('the in-memory store', () => {
   const perMinute = 60;
@@ -85,8 +85,7 @@ describe('through the gateway', () => {
       const response = await fetch(stack.url, {
         method: 'POST',
         headers: {
-          'content-type': 'application/json',
-          accept: 'application/graphql-response+json',
+          ...GRAPHQL_POST_HEADERS,
           ...ALL_CREDENTIALS,
         },
         body: JSON.stringify({ query: '{ pet(id: 1) { id } }' }),

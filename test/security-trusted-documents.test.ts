@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import { loadTrustedDocuments } from '../src/security/trusted-documents.js';
-import { ALL_CREDENTIALS, startStack, testConfig, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, GRAPHQL_POST_HEADERS, startStack, testConfig, type Stack } from './helpers/stack.js';
 
 const PET = 'query Pet($id: ID!) { pet(id: $id) { id name } }';
 const INVENTORY = '{ inventory { entries { status } } }';
@@ -36,7 +36,7 @@ afterAll(() => stack?.close());
 async function post(body: Record<string, unknown>) {
   const response = await fetch(stack.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...ALL_CREDENTIALS },
+    headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as unknown };

@@ -17,7 +17,7 @@ import {
   uploadParts,
   type Part,
 } from './helpers/multipart.js';
-import { ALL_CREDENTIALS, BEARER, expectedRequest, summary, useStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, expectedRequest, summary, useStack, type Stack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 
 const UPLOAD = `mutation ($petId: ID!, $file: File!, $additionalMetadata: String) {
@@ -107,12 +107,13 @@ describe('uploadPetImage', () => {
     });
     expect(stack.upstream().map((request) => received(request, file))).toEqual([
       {
-        method: 'POST',
-        path: '/api/v3/pet/1/uploadImage',
-        query: 'additionalMetadata=front',
-        contentType: 'application/octet-stream',
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
+        ...expectedRequest(
+          'POST',
+          '/api/v3/pet/1/uploadImage',
+          'bearer',
+          'application/octet-stream',
+          'additionalMetadata=front',
+        ),
         bytesReceived: 256,
         complete: true,
         body: 'the file',
@@ -150,12 +151,7 @@ describe('uploadPetImage', () => {
     });
     expect(stack.upstream().map((request) => received(request, file))).toEqual([
       {
-        method: 'POST',
-        path: '/api/v3/pet/1/uploadImage',
-        query: '',
-        contentType: 'application/octet-stream',
-        authorization: `Bearer ${BEARER}`,
-        apiKey: undefined,
+        ...expectedRequest('POST', '/api/v3/pet/1/uploadImage', 'bearer', 'application/octet-stream', ''),
         bytesReceived: 1 * MiB,
         complete: true,
         body: 'the file',
@@ -347,12 +343,7 @@ describe('uploadPetImage over uploadMaxBytes', () => {
         gotWholeFile: aborted.bytesReceived >= file.length,
       },
     ).toEqual({
-      method: 'POST',
-      path: '/api/v3/pet/1/uploadImage',
-      query: '',
-      contentType: 'application/octet-stream',
-      authorization: `Bearer ${BEARER}`,
-      apiKey: undefined,
+      ...expectedRequest('POST', '/api/v3/pet/1/uploadImage', 'bearer', 'application/octet-stream', ''),
       complete: false,
       gotWholeFile: false,
     });

@@ -56,6 +56,14 @@ function petstoreClient(): UpstreamClient {
 }
 
 /** The upstream requests since the last reset, as `METHOD /path?query`. */
+/** A JSON write of pet 1 to `/pet`, as addPet (POST) and updatePet (PUT) send it. */
+const petWrite = (operation: string, method: 'POST' | 'PUT'): UpstreamRequest => ({
+  operation,
+  method,
+  path: '/pet',
+  headers: { accept: 'application/json' },
+  body: { contentType: 'application/json', data: '{"id":1}' },
+});
 const calls = () => upstream.requests.map((request) => `${request.method} ${request.url}`);
 
 /** The samples of `metric` in the gateway's /metrics (its name with labels, as written) and their values. */
@@ -562,26 +570,8 @@ describe('a change', () => {
   });
 
   it.each([
-    [
-      'POST',
-      {
-        operation: 'addPet',
-        method: 'POST',
-        path: '/pet',
-        headers: { accept: 'application/json' },
-        body: { contentType: 'application/json', data: '{"id":1}' },
-      },
-    ],
-    [
-      'PUT',
-      {
-        operation: 'updatePet',
-        method: 'PUT',
-        path: '/pet',
-        headers: { accept: 'application/json' },
-        body: { contentType: 'application/json', data: '{"id":1}' },
-      },
-    ],
+    ['POST', petWrite('addPet', 'POST')],
+    ['PUT', petWrite('updatePet', 'PUT')],
     [
       'DELETE',
       {

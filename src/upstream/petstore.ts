@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { credentialHeaders, type Credentials, type Security } from '../credentials.js';
-import { encodeBody, encodeJson, type BodyFormat } from './codec.js';
+import { encodeBody, encodeJson, type BodyFormat, type Payload, type Shape } from './codec.js';
 import { decodePayload, path, type UpstreamClient, type UpstreamRequest } from './http.js';
 import { UpstreamError } from './failure.js';
 import {
@@ -104,6 +104,13 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     return [...byId.values()];
   }
 
+  /** `call` with `value` as its body, in the configured body format (JSON, XML or form). */
+  const withBody = <S extends Shape & { kind: 'object' }>(
+    call: Omit<UpstreamRequest, 'body'>,
+    shape: S,
+    value: Payload<S>,
+  ): UpstreamRequest => ({ ...call, body: encodeBody(options.bodyFormat, shape, value) });
+
   /** Sends a whole pet to `/pet` (bearer) and reads back the pet the pet store kept. */
   async function writePet(
     operation: 'addPet' | 'updatePet',
@@ -111,7 +118,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     credentials: Credentials,
     pet: PetPayload,
   ): Promise<PetPayload> {
-    const call = { operation, method, path: '/pet', body: encodeBody(options.bodyFormat, PetShape, pet) } as const;
+    const call = withBody({ operation, method, path: '/pet' }, PetShape, pet);
     return decodePayload(client, operation, PetShape, await send(call, 'bearer', credentials));
   }
 
@@ -216,12 +223,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `POST /store/order` (no credential). */
     async placeOrder(order: OrderPayload): Promise<OrderPayload> {
-      const call = {
-        operation: 'placeOrder',
-        method: 'POST',
-        path: '/store/order',
-        body: encodeBody(options.bodyFormat, OrderShape, order),
-      } as const;
+      const call = withBody({ operation: 'placeOrder', method: 'POST', path: '/store/order' }, OrderShape, order);
       return decodePayload(client, call.operation, OrderShape, await send(call));
     },
 
@@ -238,13 +240,11 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 
     /** `POST /user` (no credential). */
     async createUser(user: NewUserPayload): Promise<UserPayload> {
-      const call = {
-        operation: 'createUser',
-        method: 'POST',
-        path: '/user',
-        body: encodeBody(options.bodyFormat, NewUserShape, user),
-        secrets: passwords([user]),
-      } as const;
+      const call = withBody(
+        { operation: 'createUser', method: 'POST', path: '/user', secrets: passwords([user]) },
+        NewUserShape,
+        user,
+      );
       return decodePayload(client, call.operation, UserShape, await send(call));
     },
 
@@ -277,13 +277,11 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * (the reference server), undefined when it answers with no body (as the interface declares).
      */
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
-      const call = {
-        operation: 'updateUser',
-        method: 'PUT',
-        path: path`/user/${username}`,
-        body: encodeBody(options.bodyFormat, NewUserShape, user),
-        secrets: passwords([user]),
-      } as const;
+      const call = withBody(
+        { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, secrets: passwords([user]) },
+        NewUserShape,
+        user,
+      );
       const response = await send(call);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },

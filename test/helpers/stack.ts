@@ -73,6 +73,9 @@ export async function stop(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
+/** The headers of a GraphQL POST that asks for the GraphQL-over-HTTP media type (real HTTP statuses). */
+export const GRAPHQL_POST_HEADERS = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
+
 /** Posts a GraphQL operation to `url`. */
 export async function postGraphQL(
   url: string,
@@ -130,12 +133,15 @@ export function summary(request: RecordedRequest) {
   };
 }
 
-/** The requests the upstream received since the last look, as {@link summary} shows them, by path: for concurrent calls. */
+/**
+ * The requests the upstream received since the last look, as {@link summary} shows them, in the
+ * order of their path and query: for calls made concurrently, whose order is not fixed.
+ */
 export function summariesByPath(stack: Stack) {
   return stack
     .upstream()
     .map(summary)
-    .sort((a, b) => a.path.localeCompare(b.path));
+    .sort((a, b) => a.path.localeCompare(b.path) || a.query.localeCompare(b.query));
 }
 
 /**

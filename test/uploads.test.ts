@@ -290,6 +290,36 @@ describe('uploadPetImage', () => {
   });
 });
 
+describe('more files than uploadMaxFiles in one request', () => {
+  const stack = useStack({ uploadMaxFiles: 1 });
+
+  it('refuses the request with 413 and PAYLOAD_TOO_LARGE before any file is sent upstream', async () => {
+    const query =
+      'mutation ($a: File!, $b: File!) { a: uploadPetImage(petId: 1, file: $a) { code } ' +
+      'b: uploadPetImage(petId: 2, file: $b) { code } }';
+    const parts: Part[] = [
+      { name: 'operations', value: JSON.stringify({ query, variables: { a: null, b: null } }) },
+      { name: 'map', value: JSON.stringify({ '0': ['variables.a'], '1': ['variables.b'] }) },
+      { name: '0', filename: 'a.png', contentType: 'image/png', content: fileOf(64) },
+      { name: '1', filename: 'b.png', contentType: 'image/png', content: fileOf(64) },
+    ];
+
+    const result = await postMultipart(stack.url, multipartBody(parts), { headers: ALL_CREDENTIALS });
+
+    expect(result).toEqual({
+      status: 413,
+      errors: [
+        expect.objectContaining({
+          message: 'At most 1 files can be sent in one request',
+          extensions: { code: 'PAYLOAD_TOO_LARGE' },
+        }),
+      ],
+    });
+    // Refused from the map, which names both files before either arrives: nothing was sent.
+    expect(stack.upstream()).toEqual([]);
+  });
+});
+
 describe('uploadPetImage over uploadMaxBytes', () => {
   const stack = useStack({ uploadMaxBytes: 1024 });
 

@@ -121,6 +121,8 @@ function parseMultipart(
       reject(uploadError('Malformed multipart request: missing boundary', 'BAD_REQUEST'));
       return;
     }
+    const tooManyFiles = () =>
+      uploadError(`At most ${limits.maxFiles} files can be sent in one request`, 'PAYLOAD_TOO_LARGE', 413);
     let operations: unknown;
     let settled = false;
     const byField = new Map<string, UploadedFile>();
@@ -149,6 +151,11 @@ function parseMultipart(
         } else if (name === 'map' && operations !== undefined) {
           const map: unknown = JSON.parse(value);
           if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new Error();
+          // The map names every file before any arrives: refused here, none of them is sent upstream.
+          if (Object.keys(map).length > limits.maxFiles) {
+            failAll(tooManyFiles());
+            return;
+          }
           for (const [field, paths] of Object.entries(map)) {
             if (!Array.isArray(paths) || !paths.every((item) => typeof item === 'string')) throw new Error();
             const file = new UploadedFile(field, freeEarlierFiles);
@@ -180,9 +187,8 @@ function parseMultipart(
       );
       file.attach(stream);
     });
-    parser.on('filesLimit', () =>
-      failAll(uploadError(`At most ${limits.maxFiles} files can be sent in one request`, 'PAYLOAD_TOO_LARGE', 413)),
-    );
+    // File parts beyond those the map names count too.
+    parser.on('filesLimit', () => failAll(tooManyFiles()));
     parser.on('error', () => failAll(uploadError('Malformed multipart request', 'BAD_REQUEST')));
     parser.on('close', () => {
       settle(() =>

@@ -25,18 +25,20 @@ describe('pet(id)', () => {
       ALL_CREDENTIALS,
     );
 
-    expect(result.errors).toBeUndefined();
-    expect(result.data).toEqual({
-      pet: {
-        id: '1',
-        name: 'Cat 1',
-        photoUrls: ['url1', 'url2'],
-        status: 'AVAILABLE',
-        category: { id: '2', name: 'Cats' },
-        tags: [
-          { id: '1', name: 'tag1' },
-          { id: '2', name: 'tag2' },
-        ],
+    expect(result).toEqual({
+      status: 200,
+      data: {
+        pet: {
+          id: '1',
+          name: 'Cat 1',
+          photoUrls: ['url1', 'url2'],
+          status: 'AVAILABLE',
+          category: { id: '2', name: 'Cats' },
+          tags: [
+            { id: '1', name: 'tag1' },
+            { id: '2', name: 'tag2' },
+          ],
+        },
       },
     });
   });

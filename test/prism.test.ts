@@ -85,10 +85,7 @@ const PET_INPUT = {
   name: 'Rex',
   photoUrls: ['https://example.com/rex.png', 'https://example.com/rex-2.png'],
   category: { id: '1', name: 'Dogs' },
-  tags: [
-    { id: '1', name: 'tag1' },
-    { id: '2', name: 'good boy' },
-  ],
+  tags: ['tag1', 'good boy'].map((name, index) => ({ id: String(index + 1), name })),
   status: 'SOLD',
 };
 const ORDER_INPUT = {

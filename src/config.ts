@@ -71,6 +71,22 @@ const url = (raw: string, env: string) => {
   return parsed.toString().replace(/\/+$/, '');
 };
 const flag = (raw: string, env: string) => oneOf('true', 'false')(raw, env) === 'true';
+/** A Redis URL: `redis://` or `rediss://` (TLS), with an optional password and database index (`/2`). */
+const redisUrl = (raw: string, env: string) => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    // Not echoed: it may carry a password.
+    throw new ConfigError(`${env} must be a redis:// or rediss:// URL`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new ConfigError(`${env} must be a redis:// or rediss:// URL, not ${parsed.protocol}//`);
+  if (parsed.hostname === '') throw new ConfigError(`${env} must name a host`);
+  if (!/^\/?\d*$/.test(parsed.pathname)) throw new ConfigError(`${env}: its path can only be a database index (/0)`);
+  return raw;
+};
+const text = (raw: string) => raw;
 /** `auto` (the cores this process may use) or a number of processes. */
 const workers = (raw: string, env: string): number | 'auto' =>
   raw.toLowerCase() === 'auto' ? 'auto' : integer(1, 256)(raw, env);
@@ -549,6 +565,59 @@ export const SETTINGS = [
     description:
       'cache lifetime of answers holding a type or field, in milliseconds: Type=ms,Type.field=ms (e.g. Inventory=1000)',
     parse: ttlPerType,
+  },
+  {
+    key: 'apq',
+    env: 'APQ',
+    default: 'true',
+    description:
+      'automatic persisted queries (Apollo APQ): a document sent once with its sha256 hash runs by hash after; ' +
+      'true or false (off while TRUSTED_DOCUMENTS is set)',
+    parse: flag,
+  },
+  {
+    key: 'apqMaxDocuments',
+    env: 'APQ_MAX_DOCUMENTS',
+    default: '1000',
+    description: 'most APQ documents kept in this process (without REDIS_URL); the least recently used go first',
+    parse: integer(1, 1_000_000),
+  },
+  {
+    key: 'redisUrl',
+    env: 'REDIS_URL',
+    default: undefined,
+    description:
+      'redis:// or rediss:// URL (password and database index allowed) of the Redis that every process and ' +
+      'replica shares: rate-limit counters, response cache, APQ documents',
+    parse: redisUrl,
+  },
+  {
+    key: 'redisKeyPrefix',
+    env: 'REDIS_KEY_PREFIX',
+    default: 'rest-graphql-gateway:',
+    description: 'prefix of every key the gateway writes to Redis, so that several deployments can share one',
+    parse: text,
+  },
+  {
+    key: 'redisTimeoutMs',
+    env: 'REDIS_TIMEOUT_MS',
+    default: '100',
+    description: 'longest wait for one Redis command, in milliseconds; then the request goes on without it',
+    parse: integer(1, 60_000),
+  },
+  {
+    key: 'redisRequired',
+    env: 'REDIS_REQUIRED',
+    default: 'false',
+    description: '/readiness answers 503 while Redis is unreachable (otherwise it is reported as degraded, 200)',
+    parse: flag,
+  },
+  {
+    key: 'rateLimitFailClosed',
+    env: 'RATE_LIMIT_FAIL_CLOSED',
+    default: 'false',
+    description: 'while Redis is unreachable, refuse requests with 503 instead of letting them through unlimited',
+    parse: flag,
   },
 ] as const satisfies readonly Setting[];
 

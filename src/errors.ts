@@ -53,6 +53,12 @@ export type ErrorCode =
   | 'QUERY_TOO_COSTLY'
   /** `__schema`, `__type` or `_service` while INTROSPECTION is off (400) */
   | 'INTROSPECTION_DISABLED'
+  /** APQ: no document is kept for this hash yet; send it with its hash once (404) */
+  | 'PERSISTED_QUERY_NOT_FOUND'
+  /** APQ: the document sent does not have the sha256 hash sent with it (400) */
+  | 'PERSISTED_QUERY_MISMATCH'
+  /** APQ is off (APQ=false) and the request named a document by hash (400) */
+  | 'PERSISTED_QUERY_NOT_SUPPORTED'
   /** TRUSTED_DOCUMENTS is set and the request sent a document text or no hash (400) */
   | 'TRUSTED_DOCUMENT_REQUIRED'
   /** TRUSTED_DOCUMENTS is set and the hash is not in the manifest (400) */

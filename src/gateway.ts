@@ -5,6 +5,7 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
+import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { responseCachePlugins } from './plugins/response-cache.js';
 import { maskError } from './errors.js';
 import { createHttpHandler, type HttpHandler } from './http/lane.js';
@@ -125,6 +126,10 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     plugins: [
       useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
       ...security.plugins,
+      // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
+      ...(config.trustedDocuments === undefined
+        ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments })]
+        : []),
       // Off unless RESPONSE_CACHE_TTL_MS is set (src/plugins/response-cache.ts).
       ...responseCachePlugins({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }),
       // Last: it logs and counts results and responses as they leave, every error with its final

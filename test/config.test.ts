@@ -75,6 +75,14 @@ describe('loadConfig', () => {
       trustProxyHops: 0,
       csrfPrevention: true,
       responseCacheTtlMs: 0,
+      apq: true,
+      apqMaxDocuments: 1000,
+      // Without Redis every process keeps its own state.
+      redisUrl: undefined,
+      redisKeyPrefix: 'rest-graphql-gateway:',
+      redisTimeoutMs: 100,
+      redisRequired: false,
+      rateLimitFailClosed: false,
     });
   });
 
@@ -138,6 +146,13 @@ describe('loadConfig', () => {
       TRUSTED_DOCUMENTS: 'trusted-documents.json',
       RESPONSE_CACHE_TTL_MS: '30000',
       RESPONSE_CACHE_TTL_PER_TYPE: 'Inventory=1000, Pet.tags=0',
+      APQ: 'false',
+      APQ_MAX_DOCUMENTS: '50',
+      REDIS_URL: 'rediss://:redis-password@redis.internal:6380/2',
+      REDIS_KEY_PREFIX: 'team-a:',
+      REDIS_TIMEOUT_MS: '250',
+      REDIS_REQUIRED: 'true',
+      RATE_LIMIT_FAIL_CLOSED: 'true',
     });
 
     expect(config).toEqual({
@@ -195,6 +210,13 @@ describe('loadConfig', () => {
       trustedDocuments: 'trusted-documents.json',
       responseCacheTtlMs: 30000,
       responseCacheTtlPerType: ['Inventory=1000', 'Pet.tags=0'],
+      apq: false,
+      apqMaxDocuments: 50,
+      redisUrl: 'rediss://:redis-password@redis.internal:6380/2',
+      redisKeyPrefix: 'team-a:',
+      redisTimeoutMs: 250,
+      redisRequired: true,
+      rateLimitFailClosed: true,
     });
   });
 
@@ -297,6 +319,20 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
       'PETSTORE_URL must be an absolute http(s) URL',
     ],
     ['PETSTORE_URL=ftp://x', [], { ...BOTH_URLS, PETSTORE_URL: 'ftp://x' }, 'PETSTORE_URL must be an http(s) URL'],
+    // The value is not echoed: it may carry the Redis password.
+    ['REDIS_URL=not a url', [], { REDIS_URL: 'not a url' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
+    [
+      'REDIS_URL=http://…',
+      [],
+      { REDIS_URL: 'http://:pw@redis:6379' },
+      'REDIS_URL must be a redis:// or rediss:// URL, not http://',
+    ],
+    [
+      'REDIS_URL with a path',
+      [],
+      { REDIS_URL: 'redis://:pw@redis:6379/cache' },
+      'REDIS_URL: its path can only be a database index (/0)',
+    ],
     [
       'PLANTS_URL with a query',
       [],

@@ -39,6 +39,8 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   /** the client sent more requests than its rate limit allows (429, with Retry-After) */
   | 'RATE_LIMITED'
+  /** rate limits kept in Redis cannot be checked and RATE_LIMIT_FAIL_CLOSED is set (503, with Retry-After) */
+  | 'RATE_LIMIT_UNAVAILABLE'
   /** a browser-style request without a CSRF prevention header (403) */
   | 'CSRF_HEADER_REQUIRED'
   /** the operation nests fields deeper than QUERY_MAX_DEPTH (400) */

@@ -15,7 +15,8 @@ import { checkReadiness } from './observability/health.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
 import type { RequestScope } from './observability/request-context.js';
 import { createSchema } from './schema.js';
-import { createSecurity } from './security/index.js';
+import { createSharedState, type SharedRedis, type SharedState } from './redis/index.js';
+import { createSecurity, type Security } from './security/index.js';
 import type { UpstreamCallBudget } from './security/fan-out.js';
 import type { RateLimitStore } from './security/rate-limit.js';
 import { useStreamingUploads } from './plugins/uploads.js';
@@ -40,6 +41,8 @@ export type Gateway = {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
   /** closes the upstream connection pools; in-flight calls finish first */
   close(): Promise<void>;
+  /** the Redis connection, with REDIS_URL: its status for the start-up lines */
+  redis?: SharedRedis | undefined;
 };
 
 /**
@@ -85,16 +88,54 @@ export type GatewayDependencies = ObservabilityDependencies & {
    * @default createUpstreamClient (an undici pool per area)
    */
   createUpstreamClient?: typeof createUpstreamClient;
-  /** where the rate-limit buckets live. @default in this process (a cluster worker: in the primary) */
+  /** where the rate-limit buckets live without REDIS_URL. @default in this process (a cluster worker: in the primary) */
   rateLimitStore?: RateLimitStore;
 };
 
+/** Connects to REDIS_URL when it is set: Redis errors counted in /metrics, each outage logged once. */
+function sharedState(config: GatewayConfig, observability: Observability): SharedState | undefined {
+  if (config.redisUrl === undefined) return undefined;
+  const { logger, metrics } = observability;
+  return createSharedState(
+    {
+      url: config.redisUrl,
+      keyPrefix: config.redisKeyPrefix,
+      timeoutMs: config.redisTimeoutMs,
+      rateLimitFailClosed: config.rateLimitFailClosed,
+    },
+    {
+      error: (operation) => metrics?.observeRedisError(operation),
+      outage: (lost, reason) =>
+        lost
+          ? logger.warn(
+              `Redis unreachable (${reason}): cache bypassed, rate limits ` +
+                `${config.rateLimitFailClosed ? 'refusing requests (RATE_LIMIT_FAIL_CLOSED)' : 'not applied'}, ` +
+                'APQ documents kept in this process only; reconnecting',
+            )
+          : logger.info('Redis reachable again: state shared again'),
+    },
+  );
+}
+
 /** Builds the gateway for a configuration. */
 export function createGateway(config: GatewayConfig, dependencies: GatewayDependencies = {}): Gateway {
-  // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). First: a bad manifest stops here.
-  const security = createSecurity(config, { maxFiles: config.uploadMaxFiles }, dependencies.rateLimitStore);
   // The log, metrics, traces, /metrics and /readiness (src/observability/).
   const observability = createObservability(config, dependencies);
+  // What replicas share through Redis, with REDIS_URL (src/redis/).
+  const shared = sharedState(config, observability);
+  // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). A bad manifest stops here.
+  let security: Security;
+  try {
+    security = createSecurity(
+      config,
+      { maxFiles: config.uploadMaxFiles },
+      shared?.rateLimitStore ?? dependencies.rateLimitStore,
+    );
+  } catch (error) {
+    void shared?.redis.close();
+    void observability.close();
+    throw error;
+  }
   const logging = observability.logger;
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
   const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability));
@@ -128,17 +169,25 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
       ...security.plugins,
       // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
       ...(config.trustedDocuments === undefined
-        ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments })]
+        ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]
         : []),
       // Off unless RESPONSE_CACHE_TTL_MS is set (src/plugins/response-cache.ts).
-      ...responseCachePlugins({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }),
+      ...responseCachePlugins({
+        ttlMs: config.responseCacheTtlMs,
+        ttlPerType: config.responseCacheTtlPerType,
+        cache: shared?.responseCache,
+      }),
       // Last: it logs and counts results and responses as they leave, every error with its final
       // code; its instrumentation still wraps the whole request, refused ones included. Then
       // /metrics and /readiness, the latter asked through each area's own pool.
       observability.plugin,
       useOperationsEndpoints({
         metrics: observability.metrics,
-        readiness: () => checkReadiness([petstoreClient, plantsClient], config.readinessTimeoutMs),
+        readiness: () =>
+          checkReadiness([petstoreClient, plantsClient], config.readinessTimeoutMs, {
+            redis: shared?.redis,
+            redisRequired: config.redisRequired,
+          }),
       }),
     ],
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
@@ -165,8 +214,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   return {
     handler,
     yoga,
+    redis: shared?.redis,
     close: async () => {
-      await Promise.all([petstoreClient.close(), plantsClient.close(), observability.close()]);
+      await Promise.all([petstoreClient.close(), plantsClient.close(), observability.close(), shared?.redis.close()]);
     },
   };
 }

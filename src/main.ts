@@ -20,11 +20,14 @@ import {
 import { runPrimary } from './cluster/primary.js';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, startCommand, type Config } from './config.js';
 import { createLogger } from './observability/logger.js';
+import type { RedisStatus } from './redis/connection.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
 
 /** How long a worker waits for the primary's answer about a rate limit or the summed metrics. */
 const PRIMARY_TIMEOUT_MS = 1000;
+/** How long the start-up lines wait to say whether Redis answers. */
+const REDIS_START_WAIT_MS = 2000;
 const METRICS_TIMEOUT_MS = 5000;
 
 type Upstreams = Omit<StartMessage, 'type'>;
@@ -39,8 +42,27 @@ async function gatewayModules() {
   return { createGateway, serve, workerMetrics };
 }
 
+/** What the start-up lines say of shared state: Redis and how it stands, or that each process keeps its own. */
+function sharedStateLine(config: Config, redis: RedisStatus | 'per worker'): string {
+  if (config.redisUrl === undefined)
+    return 'Shared state: none, each process keeps its own rate limits, cache and APQ documents (set REDIS_URL to share them)';
+  const where = `Redis ${redactUrl(config.redisUrl)} (keys under ${config.redisKeyPrefix})`;
+  if (redis === 'ready') return `Shared state: ${where}, connected`;
+  if (redis === 'per worker') return `Shared state: ${where}, one connection per worker`;
+  return (
+    `Shared state: ${where}, UNREACHABLE: serving without it (no shared cache, rate limits ` +
+    `${config.rateLimitFailClosed ? 'refusing requests' : 'not applied'}) and reconnecting`
+  );
+}
+
 /** The start-up banner: where everything is. */
-function banner(config: Config, port: number, upstreams: Upstreams, workers: number): string {
+function banner(
+  config: Config,
+  port: number,
+  upstreams: Upstreams,
+  workers: number,
+  redis: RedisStatus | 'per worker',
+): string {
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const changed = changedSettings(config);
   const origin = `http://${shownHost}:${port}`;
@@ -64,6 +86,7 @@ function banner(config: Config, port: number, upstreams: Upstreams, workers: num
     `Tracing: ${tracing}`,
     `Settings changed from defaults: ${changed.length > 0 ? changed.join(' ') : 'none'}`,
     `Workers: ${processes}`,
+    sharedStateLine(config, redis),
   ].join('\n');
 }
 
@@ -99,7 +122,7 @@ async function main(): Promise<void> {
       upstreams,
       shutdownGraceMs: config.shutdownGraceMs,
       log: createLogger(config.logLevel),
-      onListening: (port) => console.log(banner(config, port, upstreams, workers)),
+      onListening: (port) => console.log(banner(config, port, upstreams, workers, 'per worker')),
       onStopped: async () => {
         await emulator?.close();
         console.log('stopped');
@@ -109,8 +132,11 @@ async function main(): Promise<void> {
   }
 
   const { createGateway, serve } = await gatewayModules();
-  const serving = await serve(createGateway({ ...config, ...upstreams }), config);
-  console.log(banner(config, serving.port, upstreams, 1));
+  const gateway = createGateway({ ...config, ...upstreams });
+  const serving = await serve(gateway, config);
+  // Said at start whether Redis answers: the gateway serves either way and reconnects by itself.
+  const redis = (await gateway.redis?.settled(REDIS_START_WAIT_MS)) ?? 'connecting';
+  console.log(banner(config, serving.port, upstreams, 1, redis));
   const stop = async (signal: string) => {
     const outcome = await serving.stop(signal);
     if (outcome === 'stopped') {
@@ -137,11 +163,15 @@ async function worker(): Promise<void> {
   const gateway = createGateway(
     { ...config, petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, emulator: upstreams.emulator },
     {
-      rateLimitStore: primaryRateLimitStore(PRIMARY_TIMEOUT_MS, (failure) =>
-        failure
-          ? log.warn(`rate limits let requests through until the primary answers: ${failure.message}`)
-          : log.info('rate limits are kept by the primary again'),
-      ),
+      // With REDIS_URL the counters are in Redis, shared with other replicas too.
+      rateLimitStore:
+        config.redisUrl === undefined
+          ? primaryRateLimitStore(PRIMARY_TIMEOUT_MS, (failure) =>
+              failure
+                ? log.warn(`rate limits let requests through until the primary answers: ${failure.message}`)
+                : log.info('rate limits are kept by the primary again'),
+            )
+          : undefined,
       clusterMetrics: () => clusterMetrics(METRICS_TIMEOUT_MS),
     },
   );

@@ -3,43 +3,10 @@
  * first query is sent as a hash, refused as not found, sent again with its document, and later
  * queries go by hash alone, by POST and (useGETForHashedQueries) by GET.
  */
-import { createHash } from 'node:crypto';
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
-import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { gql } from '@apollo/client';
 import { describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, expectedGet, summary, useStack } from './helpers/stack.js';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-/** What the client sent: method, whether the document text went along, and the answer's status. */
-type Sent = { method: string; withDocument: boolean; hashed: boolean; status: number };
-
-/** An Apollo Client over the persisted queries link, recording each HTTP exchange it makes. */
-function apolloClient(url: string, options: { useGETForHashedQueries?: boolean } = {}) {
-  const sent: Sent[] = [];
-  const recordingFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    const request = new Request(input, init);
-    const params =
-      request.method === 'GET'
-        ? Object.fromEntries(new URL(request.url).searchParams)
-        : (JSON.parse(await request.text()) as Record<string, unknown>);
-    const extensions = typeof params['extensions'] === 'string' ? params['extensions'] : JSON.stringify(params);
-    sent.push({
-      method: request.method,
-      withDocument: typeof params['query'] === 'string',
-      hashed: extensions.includes('sha256Hash'),
-      status: response.status,
-    });
-    return response;
-  };
-  const http = new HttpLink({ uri: url, headers: ALL_CREDENTIALS, fetch: recordingFetch });
-  const client = new ApolloClient({
-    link: new PersistedQueryLink({ sha256, ...options }).concat(http),
-    cache: new InMemoryCache(),
-  });
-  return { client, sent };
-}
+import { apolloClient } from './helpers/apollo.js';
+import { expectedGet, summary, useStack } from './helpers/stack.js';
 
 const PET = gql`
   query Pet($id: ID!) {

@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useProcesses, waitFor } from './helpers/process.js';
+import { useRedis } from './helpers/redis.js';
 import { closedPortUrl, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
 
@@ -19,6 +20,7 @@ async function exitCode(child: ChildProcess): Promise<number | null> {
 }
 
 const processes = useProcesses();
+const redis = useRedis();
 
 /**
  * `src/main.ts` through tsx: the program `npm start` runs compiled (test/build.test.ts runs the
@@ -63,6 +65,28 @@ describe('npm start', () => {
       'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)',
       'Settings changed from defaults: HOST=127.0.0.1 PORT=0 UPSTREAM_RETRIES=0 LOG_LEVEL=warn',
     ]);
+  });
+
+  it('says in its start-up lines whether Redis answers, without its password, and serves either way', async () => {
+    const password = 'redis-secret-7';
+    const withPassword = (url: string) => url.replace('redis://', `redis://:${password}@`);
+    const unreachable = withPassword((await closedPortUrl()).replace('http://', 'redis://'));
+    // The test's Redis has no password (it would refuse one): only the unreachable URL carries one.
+    const up = start({ REDIS_URL: redis.url });
+    const down = start({ REDIS_URL: unreachable });
+
+    await waitFor(up.output, /Shared state: .*\n/);
+    const [, url = ''] = await waitFor(down.output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
+    await waitFor(down.output, /Shared state: .*\n/);
+
+    expect(up.output()).toMatch(
+      /^Shared state: Redis redis:\/\/127\.0\.0\.1:\d+ \(keys under rest-graphql-gateway:\), connected$/m,
+    );
+    expect(down.output()).toMatch(
+      /^Shared state: Redis redis:\/\/127\.0\.0\.1:\d+ \(keys under rest-graphql-gateway:\), UNREACHABLE: serving without it \(no shared cache, rate limits not applied\) and reconnecting$/m,
+    );
+    expect(await postGraphQL(url, '{ order(id: 1) { id } }')).toEqual({ status: 200, data: { order: { id: '1' } } });
+    expect(down.output()).not.toContain(password);
   });
 
   it('names the OTLP endpoint spans go to when tracing is switched on', async () => {
@@ -112,12 +136,23 @@ describe('npm start', () => {
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' },
       /Configuration error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/,
     ],
+    // Neither value is echoed: a Redis URL may carry its password.
+    [
+      'REDIS_URL (not a URL)',
+      { REDIS_URL: 'redis-host:6379' },
+      /Configuration error: REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/,
+    ],
+    [
+      'REDIS_URL (another scheme)',
+      { REDIS_URL: 'memcached://:hunter2@cache:11211' },
+      /Configuration error: REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL, not memcached:\/\//,
+    ],
   ])('stops with exit code 1 and a message naming a bad %s', async (_, env, message) => {
     const { exited, output } = start(env);
 
     expect(await exited).toBe(1);
     expect(output()).toMatch(message);
-    expect(output()).not.toMatch(/GraphQL gateway ready/);
+    expect(output()).not.toMatch(/GraphQL gateway ready|hunter2/);
   });
 
   it('stops with exit code 1 and a message naming a bad setting', async () => {

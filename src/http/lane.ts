@@ -29,7 +29,7 @@ import type { HeaderSource } from '../credentials.js';
 import { unexpectedError } from '../errors.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { RequestRecord, RequestScope } from '../observability/request-context.js';
-import { clientAddress, rateLimitMessage, type RateLimiter } from '../security/rate-limit.js';
+import { clientAddress, type RateLimiter } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { secretValues } from '../secrets.js';
@@ -248,14 +248,13 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
       if (refusal) {
         // Refused before the body is read, with no error object built: a refusal costs less than an answer.
         request.resume();
-        observe.refused(record, 'RATE_LIMITED');
-        const message = JSON.stringify(rateLimitMessage(refusal));
+        observe.refused(record, refusal.code);
         send(
           response,
           record,
-          429,
+          refusal.status,
           mediaType,
-          `{"errors":[{"message":${message},"extensions":{"code":"RATE_LIMITED"}}]}`,
+          `{"errors":[{"message":${JSON.stringify(refusal.message)},"extensions":{"code":"${refusal.code}"}}]}`,
           {
             'retry-after': String(refusal.retryAfterSeconds),
           },

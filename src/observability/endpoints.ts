@@ -30,11 +30,13 @@ export function useOperationsEndpoints(sources: EndpointSources): Plugin {
         );
       } else if (url.pathname === READINESS_PATH) {
         const readiness = await sources.readiness();
-        const failing = Object.entries(readiness.upstreams).flatMap(([service, result]) =>
-          result.ready ? [] : [`${service} (${result.reason})`],
-        );
-        const body = failing.length > 0 ? { ...readiness, message: `not ready: ${failing.join(', ')}` } : readiness;
-        const status = readiness.status === 'ready' ? 200 : 503;
+        const failing = Object.entries({
+          ...readiness.upstreams,
+          ...(readiness.redis && { redis: readiness.redis }),
+        }).flatMap(([name, result]) => (result.ready ? [] : [`${name} (${result.reason})`]));
+        const what = readiness.status === 'degraded' ? 'degraded' : 'not ready';
+        const body = failing.length > 0 ? { ...readiness, message: `${what}: ${failing.join(', ')}` } : readiness;
+        const status = readiness.status === 'unavailable' ? 503 : 200;
         payload.endResponse(fetchAPI.Response.json(body, { status, headers: { 'cache-control': 'no-store' } }));
       }
     },

@@ -5,6 +5,7 @@
  * it cannot serve. Liveness needs nothing of the sort: yoga answers `/health` itself.
  */
 import { transportFailure, UNAVAILABLE_STATUSES, type UpstreamService } from '../upstream/failure.js';
+import type { SharedRedis } from '../redis/connection.js';
 import type { UpstreamPool } from '../upstream/http.js';
 
 /** One upstream to check: its client. */
@@ -13,11 +14,19 @@ export type ReadinessTarget = Pick<UpstreamPool, 'service' | 'ping'>;
 /** What the check found for one upstream. */
 export type UpstreamReadiness = { ready: true; latencyMs: number } | { ready: false; reason: string };
 
-/** The answer of `/readiness`. */
+/**
+ * The answer of `/readiness`. `degraded`: the upstreams are ready but Redis is not (answered 200
+ * unless REDIS_REQUIRED: requests are served, without shared state).
+ */
 export type Readiness = {
-  status: 'ready' | 'unavailable';
+  status: 'ready' | 'degraded' | 'unavailable';
   upstreams: Partial<Record<UpstreamService, UpstreamReadiness>>;
+  /** with REDIS_URL */
+  redis?: UpstreamReadiness & { required: boolean };
 };
+
+/** Redis, when REDIS_URL is set, and whether readiness needs it. */
+export type RedisReadiness = { redis?: Pick<SharedRedis, 'ping'> | undefined; redisRequired: boolean };
 
 async function probe(target: ReadinessTarget, timeoutMs: number): Promise<UpstreamReadiness> {
   const started = performance.now();
@@ -36,13 +45,22 @@ async function probe(target: ReadinessTarget, timeoutMs: number): Promise<Upstre
   }
 }
 
-/** Checks every target at once; ready when all are. */
-export async function checkReadiness(targets: readonly ReadinessTarget[], timeoutMs: number): Promise<Readiness> {
-  const results = await Promise.all(
-    targets.map(async (target) => [target.service, await probe(target, timeoutMs)] as const),
-  );
+/** Checks every target (and Redis) at once; ready when all are. */
+export async function checkReadiness(
+  targets: readonly ReadinessTarget[],
+  timeoutMs: number,
+  shared: RedisReadiness = { redisRequired: false },
+): Promise<Readiness> {
+  const [results, redis] = await Promise.all([
+    Promise.all(targets.map(async (target) => [target.service, await probe(target, timeoutMs)] as const)),
+    shared.redis?.ping(),
+  ]);
+  const upstreamsReady = results.every(([, result]) => result.ready);
+  const redisReady = redis === undefined || redis.ready;
   return {
-    status: results.every(([, result]) => result.ready) ? 'ready' : 'unavailable',
+    status:
+      upstreamsReady && redisReady ? 'ready' : upstreamsReady && !shared.redisRequired ? 'degraded' : 'unavailable',
     upstreams: Object.fromEntries(results),
+    ...(redis ? { redis: { ...redis, required: shared.redisRequired } } : {}),
   };
 }

@@ -43,6 +43,8 @@ export type Metrics = {
   ): void;
   /** counts one upstream call that joined an identical one in flight, as it joins */
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
+  /** counts one Redis command that failed, timed out or could not be sent (`operation`: e.g. `cache.get`) */
+  observeRedisError(operation: string): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;
 };
@@ -150,6 +152,13 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
       '(UPSTREAM_DEDUPE)',
   );
 
+  const redisErrors = new Counter({
+    name: 'redis_errors_total',
+    help: 'Redis commands that failed, timed out or were not sent while Redis was unreachable (REDIS_URL), by use',
+    labelNames: ['operation'] as const,
+    registers,
+  });
+
   const knownNames = new Set<string>();
   const nameLabel = (name: string | undefined): string => {
     if (name === undefined) return 'anonymous';
@@ -200,6 +209,9 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
     },
     observeSharedCall({ service, operation }) {
       upstreamShared.inc({ service, operation });
+    },
+    observeRedisError(operation) {
+      redisErrors.inc({ operation });
     },
     async render() {
       if (clusterMetrics) return { contentType: registry.contentType, body: await clusterMetrics() };

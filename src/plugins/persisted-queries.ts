@@ -23,8 +23,8 @@ export type PersistedQueryOptions = {
   enabled: boolean;
   /** most documents kept by the in-memory store (the oldest go first) */
   maxDocuments: number;
-  /** where registered documents are kept (Redis, with REDIS_URL). @default in this process */
-  store?: APQStore | undefined;
+  /** with REDIS_URL: a store in Redis in front of which this process's own store is put */
+  shared?: ((local: APQStore, ttlMs: number) => APQStore) | undefined;
 };
 
 /** With APQ off: a hash is refused the way Apollo's clients understand (they then send documents). */
@@ -40,7 +40,6 @@ function useNoPersistedQueries(): Plugin {
 /** The persisted-query plugin for the configuration. */
 export function usePersistedQueries(options: PersistedQueryOptions): Plugin {
   if (!options.enabled) return useNoPersistedQueries();
-  return useAPQ({
-    store: options.store ?? createInMemoryAPQStore({ max: options.maxDocuments, ttl: DOCUMENT_TTL_MS }),
-  });
+  const local = createInMemoryAPQStore({ max: options.maxDocuments, ttl: DOCUMENT_TTL_MS });
+  return useAPQ({ store: options.shared ? options.shared(local, DOCUMENT_TTL_MS) : local });
 }

@@ -20,8 +20,8 @@ export type ResponseCacheOptions = {
   ttlMs: number;
   /** `Type=ms` or `Type.field=ms` entries: the lifetime of answers holding that type or field */
   ttlPerType?: readonly string[] | undefined;
-  /** the store (tests pass one to look inside). @default an in-memory LRU of 1000 answers */
-  cache?: Cache;
+  /** the store: Redis with REDIS_URL (src/redis/response-cache.ts). @default an in-memory LRU of 1000 answers */
+  cache?: Cache | undefined;
 };
 
 /** The types whose cached answers each mutation makes stale. */

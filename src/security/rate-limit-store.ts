@@ -15,6 +15,8 @@ export type Take = {
   allowed: boolean;
   /** when refused: milliseconds until a token is there again */
   retryAfterMs: number;
+  /** refused because a shared store could not be asked (RATE_LIMIT_FAIL_CLOSED), not because the bucket is empty */
+  unavailable?: boolean;
 };
 
 /**

@@ -4,15 +4,15 @@
  * counts against its address, with a higher limit, because the gateway does not verify
  * credentials (the upstreams do) and a caller could otherwise invent a new one per request.
  *
- * The buckets live behind {@link RateLimitStore}; the in-memory store serves one process. With
- * several gateway processes, a shared store (Redis, for example) implements the same `take`.
+ * The buckets live behind {@link RateLimitStore}: in this process, in a cluster's primary
+ * (src/cluster/ipc.ts), or in Redis with REDIS_URL (src/redis/rate-limit-store.ts).
  */
 import { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
 import { codedError } from '../errors.js';
-import { createMemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js';
+import { createMemoryRateLimitStore, type RateLimitStore, type Take } from './rate-limit-store.js';
 
 export { createMemoryRateLimitStore, type BucketRule, type RateLimitStore, type Take } from './rate-limit-store.js';
 
@@ -51,8 +51,34 @@ function peerOf(serverContext: object): string {
   return incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
 }
 
-/** A request the limits refuse: how many a minute are allowed, and when to come back. */
-export type RateLimitRefusal = { perMinute: number; retryAfterSeconds: number };
+/**
+ * A request the limits refuse: 429 `RATE_LIMITED` when its bucket is empty, 503
+ * `RATE_LIMIT_UNAVAILABLE` when a shared store cannot be asked and RATE_LIMIT_FAIL_CLOSED is set;
+ * either way with when to come back.
+ */
+export type RateLimitRefusal = {
+  status: 429 | 503;
+  code: 'RATE_LIMITED' | 'RATE_LIMIT_UNAVAILABLE';
+  message: string;
+  retryAfterSeconds: number;
+};
+
+function refusal(perMinute: number, take: Take): RateLimitRefusal {
+  const retryAfterSeconds = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
+  return take.unavailable
+    ? {
+        status: 503,
+        code: 'RATE_LIMIT_UNAVAILABLE',
+        message: `Rate limits cannot be checked just now; retry in ${retryAfterSeconds} s`,
+        retryAfterSeconds,
+      }
+    : {
+        status: 429,
+        code: 'RATE_LIMITED',
+        message: `Too many requests: at most ${perMinute} per minute; retry in ${retryAfterSeconds} s`,
+        retryAfterSeconds,
+      };
+}
 
 /** The limits of one gateway, as a check any HTTP front can make before it reads a request. */
 export type RateLimiter = {
@@ -74,17 +100,12 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
       if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
       const at = now();
       for (const [key, perMinute] of checks) {
-        const { allowed, retryAfterMs } = await store.take(key, { perMinute }, at);
-        if (!allowed) return { perMinute, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
+        const take = await store.take(key, { perMinute }, at);
+        if (!take.allowed) return refusal(perMinute, take);
       }
       return undefined;
     },
   };
-}
-
-/** What a refused caller is told (one text for both HTTP fronts). */
-export function rateLimitMessage(refusal: RateLimitRefusal): string {
-  return `Too many requests: at most ${refusal.perMinute} per minute; retry in ${refusal.retryAfterSeconds} s`;
 }
 
 /**
@@ -106,8 +127,8 @@ export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(lim
       );
       const refusal = await limiter.check(address, request.headers);
       if (refusal) {
-        throw codedError('RATE_LIMITED', rateLimitMessage(refusal), {
-          status: 429,
+        throw codedError(refusal.code, refusal.message, {
+          status: refusal.status,
           headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
         });
       }

@@ -84,9 +84,9 @@ export type ObservedTests = {
   readonly emulator: Emulator;
   /** a scripted upstream, started once for the file; its script and log reset after each test */
   readonly scripted: ScriptedUpstream;
-  /** the gateway the current test served */
+  /** the gateway the current test served last */
   readonly gateway: ObservedGateway;
-  /** {@link serveObserved} (over the emulator unless told), closed when the test ends */
+  /** {@link serveObserved} (over the emulator unless told), closed when the test ends; a test may serve several */
   serve(
     upstreams?: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,
     overrides?: Partial<GatewayConfig>,
@@ -102,6 +102,7 @@ export function useObserved(): ObservedTests {
   let emulator: Emulator | undefined;
   let scripted: ScriptedUpstream | undefined;
   let gateway: ObservedGateway | undefined;
+  const served: ObservedGateway[] = [];
   const present = <T>(value: T | undefined, name: string): T => {
     if (value === undefined) throw new Error(`useObserved: there is no ${name} outside a test`);
     return value;
@@ -110,7 +111,7 @@ export function useObserved(): ObservedTests {
     [emulator, scripted] = await Promise.all([startEmulator(), startScriptedUpstream()]);
   });
   afterEach(async () => {
-    await gateway?.close();
+    await Promise.all(served.splice(0).map((each) => each.close()));
     gateway = undefined;
     emulator?.clearRequests();
     scripted?.reset();
@@ -128,6 +129,7 @@ export function useObserved(): ObservedTests {
     },
     async serve(upstreams, overrides, dependencies) {
       gateway = await serveObserved(upstreams ?? present(emulator, 'emulator'), overrides, dependencies);
+      served.push(gateway);
       return gateway;
     },
   };

@@ -1,0 +1,37 @@
+/**
+ * What replicas share through Redis when REDIS_URL is set: rate-limit counters, the response
+ * cache and APQ documents, over one connection per process. Without REDIS_URL each process keeps
+ * its own (and a cluster's primary keeps its workers' rate limits).
+ */
+import type { APQStore } from '@graphql-yoga/plugin-apq';
+import type { Cache } from '@graphql-yoga/plugin-response-cache';
+import type { RateLimitStore } from '../security/rate-limit-store.js';
+import { redisApqStore } from './apq-store.js';
+import { connectRedis, type RedisObserver, type SharedRedis } from './connection.js';
+import { redisRateLimitStore } from './rate-limit-store.js';
+import { redisResponseCache } from './response-cache.js';
+
+export type { RedisObserver, RedisStatus, SharedRedis } from './connection.js';
+
+/** The shared stores of one gateway process. */
+export type SharedState = {
+  redis: SharedRedis;
+  rateLimitStore: RateLimitStore;
+  responseCache: Cache;
+  /** APQ documents in Redis, with `local` (this process's store) in front */
+  apqStore: (local: APQStore, ttlMs: number) => APQStore;
+};
+
+/** Connects to REDIS_URL (in the background) and builds the stores over it. */
+export function createSharedState(
+  options: { url: string; keyPrefix: string; timeoutMs: number; rateLimitFailClosed: boolean },
+  observer: RedisObserver,
+): SharedState {
+  const redis = connectRedis(options, observer);
+  return {
+    redis,
+    rateLimitStore: redisRateLimitStore(redis, { failClosed: options.rateLimitFailClosed }),
+    responseCache: redisResponseCache(redis),
+    apqStore: (local, ttlMs) => redisApqStore(redis, local, ttlMs),
+  };
+}

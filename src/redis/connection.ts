@@ -9,8 +9,11 @@
  *   counted in `redis_errors_total`; it is never thrown at a request;
  * - the client reconnects by itself, backing off up to 2 s between attempts; an outage is logged
  *   once when it starts and once when it ends, not per request.
+ *
+ * The Redis client is loaded when REDIS_URL is set, not with the gateway: a process without
+ * Redis never reads it.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { redactUrl } from '../config.js';
 
 /** Where the connection stands. */
@@ -35,7 +38,6 @@ export type RedisOptions = {
 
 /** A gateway process's connection to Redis. */
 export type SharedRedis = {
-  readonly client: Redis;
   /** REDIS_KEY_PREFIX, for the stores' keys */
   readonly keyPrefix: string;
   status(): RedisStatus;
@@ -57,14 +59,7 @@ export type SharedRedis = {
 
 /** Connects (in the background: this returns at once) and keeps reconnecting. */
 export function connectRedis(options: RedisOptions, observer: RedisObserver): SharedRedis {
-  const client = new Redis(options.url, {
-    // A command answers within the timeout or fails; none waits for a connection to come back.
-    commandTimeout: options.timeoutMs,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: Math.max(1000, options.timeoutMs),
-    retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
-  });
+  let client: Redis | undefined;
   let status: RedisStatus = 'connecting';
   let closing = false;
   const settledWaiters = new Set<() => void>();
@@ -73,32 +68,38 @@ export function connectRedis(options: RedisOptions, observer: RedisObserver): Sh
     for (const waiter of settledWaiters) waiter();
     settledWaiters.clear();
   };
-  client.on('ready', () => {
-    const back = status === 'unreachable';
-    status = 'ready';
-    settle();
-    if (!back) return;
-    observer.outage(false, 'connected');
-    for (const listener of reconnectListeners) listener();
-  });
-  // Without a listener an 'error' event would end the process; the reconnect loop handles it.
-  client.on('error', (error: Error) => {
-    if (closing) return;
-    if (status !== 'unreachable') {
-      status = 'unreachable';
-      observer.outage(true, reasonOf(error));
-    }
-    settle();
-  });
-  client.on('close', () => {
+  const lost = (reason: string) => {
     if (closing || status === 'unreachable') return;
     status = 'unreachable';
-    observer.outage(true, 'connection closed');
+    observer.outage(true, reason);
     settle();
+  };
+
+  const loaded = import('ioredis').then(({ Redis }) => {
+    if (closing) return;
+    client = new Redis(options.url, {
+      // A command answers within the timeout or fails; none waits for a connection to come back.
+      commandTimeout: options.timeoutMs,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: Math.max(1000, options.timeoutMs),
+      retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+    });
+    client.on('ready', () => {
+      const back = status === 'unreachable';
+      status = 'ready';
+      settle();
+      if (!back) return;
+      observer.outage(false, 'connected');
+      for (const listener of reconnectListeners) listener();
+    });
+    // Without a listener an 'error' event would end the process; the reconnect loop handles it.
+    client.on('error', (error: Error) => lost(reasonOf(error)));
+    client.on('close', () => lost('connection closed'));
   });
 
   async function attempt<T>(operation: string, command: (client: Redis) => Promise<T>, fallback: T): Promise<T> {
-    if (status !== 'ready') {
+    if (status !== 'ready' || client === undefined) {
       observer.error(operation);
       return fallback;
     }
@@ -120,7 +121,6 @@ export function connectRedis(options: RedisOptions, observer: RedisObserver): Sh
   }
 
   return {
-    client,
     keyPrefix: options.keyPrefix,
     shownUrl: redactUrl(options.url),
     status: () => status,
@@ -149,10 +149,11 @@ export function connectRedis(options: RedisOptions, observer: RedisObserver): Sh
     async close() {
       closing = true;
       settle();
+      await loaded;
       try {
-        await client.quit();
+        await client?.quit();
       } catch {
-        client.disconnect();
+        client?.disconnect();
       }
     },
   };

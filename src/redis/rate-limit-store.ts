@@ -8,7 +8,8 @@
  * When Redis cannot be asked within REDIS_TIMEOUT_MS, requests go through unlimited (fail open),
  * or with RATE_LIMIT_FAIL_CLOSED are refused with 503 `RATE_LIMIT_UNAVAILABLE`.
  */
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimitStore, Take } from '../security/rate-limit-store.js';
 import type { SharedRedis } from './connection.js';
 
@@ -16,13 +17,16 @@ const ALLOWED: Take = { allowed: true, retryAfterMs: 0 };
 const UNAVAILABLE: Take = { allowed: false, retryAfterMs: 1000, unavailable: true };
 
 export function redisRateLimitStore(redis: SharedRedis, options: { failClosed: boolean }): RateLimitStore {
+  // Loaded with Redis, not with the gateway.
+  const flexible = import('rate-limiter-flexible');
   // One limiter per limit (the client and the address limits differ), each with its own keys.
   const limiters = new Map<number, RateLimiterRedis>();
-  const limiterFor = (perMinute: number) => {
+  const limiterFor = async (perMinute: number, client: Redis) => {
     let limiter = limiters.get(perMinute);
     if (limiter === undefined) {
+      const { RateLimiterRedis } = await flexible;
       limiter = new RateLimiterRedis({
-        storeClient: redis.client,
+        storeClient: client,
         keyPrefix: `${redis.keyPrefix}rate-limit:${perMinute}`,
         points: perMinute,
         duration: 60,
@@ -34,10 +38,10 @@ export function redisRateLimitStore(redis: SharedRedis, options: { failClosed: b
   };
   return {
     async take(key, rule) {
-      const limiter = limiterFor(rule.perMinute);
       const take = await redis.attempt(
         'rate-limit',
-        async () => {
+        async (client) => {
+          const [limiter, { RateLimiterRes }] = await Promise.all([limiterFor(rule.perMinute, client), flexible]);
           try {
             await limiter.consume(key);
             return ALLOWED;

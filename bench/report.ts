@@ -9,7 +9,12 @@ export const CONTENDER = {
   auto: 'gateway WORKERS=auto',
   noDedupe: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false',
   cache: 'gateway WORKERS=1 + response cache',
+  cacheLimited: 'gateway WORKERS=1 + response cache + rate limits',
+  cacheRedis: 'gateway WORKERS=1 + response cache + rate limits, REDIS_URL',
 } as const;
+
+/** The contenders that answer from a response cache: their upstream calls say nothing of sharing. */
+export const CACHED = new Set<string>([CONTENDER.cache, CONTENDER.cacheLimited, CONTENDER.cacheRedis]);
 
 /** One contender on one configuration, its rounds merged. */
 export type Measurement = {
@@ -266,6 +271,36 @@ export function renderResults(input: ResultsInput): string {
     "connections, scenario 1 asks the same pet on every connection, so with sharing on some requests wait on another's call).",
     '',
   );
+
+  // Redis (issue 13): the cache shared through Redis against the uncached gateway and the in-process cache.
+  {
+    const uncached = find(1, 5, 10, CONTENDER.workers1);
+    const local = find(1, 5, 10, CONTENDER.cacheLimited);
+    const redis = find(1, 5, 10, CONTENDER.cacheRedis);
+    if (uncached && redis) {
+      const ratio = redis.rps / uncached.rps;
+      push(
+        '## Targets (issue 13)',
+        '',
+        `${SCENARIO_NAMES[1]}, 5 ms upstream, 10 connections, response cache (\`RESPONSE_CACHE_TTL_MS=60000\`) and rate limits`,
+        '(`RATE_LIMIT_PER_MINUTE` and `RATE_LIMIT_ADDRESS_PER_MINUTE` set high enough never to refuse) on, in one process;',
+        'with `REDIS_URL` the cache and the counters are in a local `redis-server` (started by the bench, persistence off).',
+        '',
+        '| Contender | req/s | p50 ms | p99 ms | CPU ms/req | vs uncached |',
+        '|---|---:|---:|---:|---:|---:|',
+        ...[uncached, local, redis].flatMap((m) =>
+          m
+            ? [
+                `| ${m.contender} | ${m.rps.toFixed(0)} | ${ms(m.p50)} | ${ms(m.p99)} | ${m.cpuMsPerRequest === undefined ? '' : cpu(m.cpuMsPerRequest)} | ${(m.rps / uncached.rps).toFixed(2)}× |`,
+              ]
+            : [],
+        ),
+        '',
+        `Target: the Redis-backed answer at least 2× the throughput of the uncached gateway: ${ratio.toFixed(2)}× ${verdict(ratio >= 2)}.`,
+        '',
+      );
+    }
+  }
 
   // Targets kept from the previous benchmark.
   push('## Earlier targets (kept)', '', '| Target | Measured | |', '|---|---|---|');

@@ -21,6 +21,7 @@ import { cpus } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startEmulator } from '../src/emulator/server.js';
+import { startRedisServer, type RedisServer } from '../test/helpers/redis-server.js';
 import {
   buildGateway,
   CLOCK_TICKS,
@@ -37,6 +38,7 @@ import {
 import { percentile, runLoad, type RunResult, type Target } from './load.js';
 import { summariseProfiles } from './profile.js';
 import {
+  CACHED,
   CONTENDER,
   renderResults,
   type CallCount,
@@ -87,10 +89,22 @@ const PLAN = QUICK
  */
 const PRODUCTION_ENV = { NODE_ENV: 'production' };
 
+/** The response cache and both rate limits on, the limits far above what the bench sends. */
+const CACHE_AND_LIMITS = {
+  RESPONSE_CACHE_TTL_MS: '60000',
+  RATE_LIMIT_PER_MINUTE: '100000000',
+  RATE_LIMIT_ADDRESS_PER_MINUTE: '100000000',
+};
+
+/** The bench's own redis-server (persistence off), when Debian's `redis-server` is installed. */
+let redisUrl: string | undefined;
+
 /** The gateway as deployed, with one process and with one per core, and the variants shown beside it. */
 type GatewayVariant = {
   label: string;
   env: Record<string, string>;
+  /** given REDIS_URL: the bench's redis-server (left out when there is none) */
+  redis?: boolean;
   scenarios: readonly number[];
   /** only at these concurrencies (default: all of the plan's) */
   connections?: readonly number[];
@@ -117,9 +131,29 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
     connections: [10],
     quick: false,
   },
+  // Issue 13: the cache and rate limits in this process, and in Redis. The limits are set high
+  // enough never to refuse: what is measured is what checking them costs.
+  {
+    label: CONTENDER.cacheLimited,
+    env: { WORKERS: '1', ...CACHE_AND_LIMITS },
+    scenarios: [1],
+    connections: [10],
+    latencies: [5],
+    quick: true,
+  },
+  {
+    label: CONTENDER.cacheRedis,
+    env: { WORKERS: '1', ...CACHE_AND_LIMITS },
+    redis: true,
+    scenarios: [1],
+    connections: [10],
+    latencies: [5],
+    quick: true,
+  },
 ];
-const VARIANTS: readonly GatewayVariant[] = ALL_VARIANTS.filter((variant) => !QUICK || variant.quick);
-const variant = (label: string) => VARIANTS.find((each) => each.label === label);
+const variants = (): readonly GatewayVariant[] =>
+  ALL_VARIANTS.filter((variant) => (!QUICK || variant.quick) && (!variant.redis || redisUrl !== undefined));
+const variant = (label: string) => variants().find((each) => each.label === label);
 
 type Contender = {
   label: string;
@@ -175,9 +209,10 @@ async function startVariants(
   children: Child[],
 ): Promise<{ variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[]> {
   const out: { variant: GatewayVariant; gateway: Child & { url: string }; contender: Contender }[] = [];
-  for (const each of VARIANTS) {
+  for (const each of variants()) {
     if (latencyMs !== undefined && each.latencies !== undefined && !each.latencies.includes(latencyMs)) continue;
-    const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env });
+    const redis: Record<string, string> = each.redis && redisUrl !== undefined ? { REDIS_URL: redisUrl } : {};
+    const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env, ...redis });
     children.push(gateway);
     out.push({
       variant: each,
@@ -333,7 +368,7 @@ async function samePet(): Promise<SamePetRun[]> {
     const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
     const contenders = (await startVariants('same pet', env, undefined, children))
       .map((each) => each.contender)
-      .filter((each) => each.label !== CONTENDER.cache);
+      .filter((each) => !CACHED.has(each.label));
     const out: SamePetRun[] = [];
     for (const contender of contenders) {
       await check(contender, scenario);
@@ -591,6 +626,9 @@ async function main(): Promise<void> {
   if (PROFILE) return profile();
   const started = Date.now();
   buildGateway();
+  const redis = await startRedisServer().catch((): RedisServer | undefined => undefined);
+  if (redis) redisUrl = redis.url;
+  else console.log('redis-server is not installed (apt-get install redis-server): no Redis rows');
   const results: ResultsInput = {
     quick: QUICK,
     date: new Date().toISOString(),
@@ -616,6 +654,7 @@ async function main(): Promise<void> {
   mkdirSync(OUTPUT_DIR, { recursive: true });
   writeFileSync(file, renderResults(results));
   console.log(`written to ${file.pathname} in ${results.durationSeconds.toFixed(0)} s`);
+  await redis?.stop();
 }
 
 main().catch((error: unknown) => {

@@ -50,12 +50,19 @@ export function credentialSecretsOf(headers: Readonly<Record<string, string>> | 
  * sent to a shared store; undefined for a caller without any.
  */
 export function credentialFingerprint(headers: HeaderSource): string | undefined {
+  // One hash per request: the rate limiter and the response cache both ask for it.
+  if (fingerprints.has(headers)) return fingerprints.get(headers);
   const { bearer, apiKey } = readCredentials(headers);
-  if (bearer === undefined && apiKey === undefined) return undefined;
-  return createHash('sha256')
-    .update(`${bearer ?? ''}\n${apiKey ?? ''}`)
-    .digest('base64url');
+  const fingerprint =
+    bearer === undefined && apiKey === undefined
+      ? undefined
+      : createHash('sha256')
+          .update(`${bearer ?? ''}\n${apiKey ?? ''}`)
+          .digest('base64url');
+  fingerprints.set(headers, fingerprint);
+  return fingerprint;
 }
+const fingerprints = new WeakMap<HeaderSource, string | undefined>();
 
 /**
  * The secret values of one request's variables or document: strings in fields named like a

@@ -10,10 +10,12 @@ import { SourceMap, type SourceMapPayload } from 'node:module';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, useProcesses, waitFor } from './helpers/process.js';
+import { useRedis } from './helpers/redis.js';
 import { postGraphQL } from './helpers/stack.js';
 
 const run = promisify(execFile);
 const processes = useProcesses();
+const redis = useRedis();
 
 const scripts = (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> })
   .scripts;
@@ -120,5 +122,22 @@ describe('npm start', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output()).toMatch(/\nstopped\n/);
+  }, 30_000);
+
+  it('loads the Redis client and the Redis rate limiter it bundles on demand: limits and the cache are in Redis', async () => {
+    const env = { REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '2', RESPONSE_CACHE_TTL_MS: '60000' };
+    const { output } = processes.startNode([...startFlags, 'dist/main.js'], env);
+
+    const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/, 20_000);
+    await waitFor(output, /Shared state: .*\n/);
+    const statuses = [];
+    for (let request = 0; request < 3; request += 1)
+      statuses.push((await postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'demo' })).status);
+
+    expect(output()).toMatch(/^Shared state: Redis redis:\/\/127\.0\.0\.1:\d+ .*, connected$/m);
+    expect(statuses).toEqual([200, 200, 429]);
+    const keys = await redis.cli('--scan');
+    expect(keys).toMatch(/^rest-graphql-gateway:rate-limit:2:client:/m);
+    expect(keys).toMatch(/^rest-graphql-gateway:cache:answer:/m);
   }, 30_000);
 });

@@ -75,13 +75,17 @@ export function connectRedis(options: RedisOptions, observer: RedisObserver): Sh
     settle();
   };
 
-  const loaded = import('ioredis').then(({ Redis }) => {
+  const loaded = import('ioredis').then((ioredis) => {
     if (closing) return;
+    // ioredis is CommonJS: bundled, its class is the module's default export.
+    const Redis = ioredis.Redis ?? ioredis.default;
     client = new Redis(options.url, {
       // A command answers within the timeout or fails; none waits for a connection to come back.
       commandTimeout: options.timeoutMs,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
+      // Commands of concurrent requests issued in the same tick go out in one write.
+      enableAutoPipelining: true,
       connectTimeout: Math.max(1000, options.timeoutMs),
       retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
     });

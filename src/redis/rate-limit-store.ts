@@ -17,15 +17,18 @@ const ALLOWED: Take = { allowed: true, retryAfterMs: 0 };
 const UNAVAILABLE: Take = { allowed: false, retryAfterMs: 1000, unavailable: true };
 
 export function redisRateLimitStore(redis: SharedRedis, options: { failClosed: boolean }): RateLimitStore {
-  // Loaded with Redis, not with the gateway.
-  const flexible = import('rate-limiter-flexible');
+  // Loaded with Redis, not with the gateway; once loaded, used without waiting.
+  let flexible: typeof import('rate-limiter-flexible') | undefined;
+  const loading = import('rate-limiter-flexible').then(
+    // CommonJS: bundled, its exports are the module's default export.
+    (module) => (flexible = 'RateLimiterRedis' in module ? module : (module as { default: typeof module }).default),
+  );
   // One limiter per limit (the client and the address limits differ), each with its own keys.
   const limiters = new Map<number, RateLimiterRedis>();
-  const limiterFor = async (perMinute: number, client: Redis) => {
+  const limiterFor = (library: typeof import('rate-limiter-flexible'), perMinute: number, client: Redis) => {
     let limiter = limiters.get(perMinute);
     if (limiter === undefined) {
-      const { RateLimiterRedis } = await flexible;
-      limiter = new RateLimiterRedis({
+      limiter = new library.RateLimiterRedis({
         storeClient: client,
         keyPrefix: `${redis.keyPrefix}rate-limit:${perMinute}`,
         points: perMinute,
@@ -41,13 +44,14 @@ export function redisRateLimitStore(redis: SharedRedis, options: { failClosed: b
       const take = await redis.attempt(
         'rate-limit',
         async (client) => {
-          const [limiter, { RateLimiterRes }] = await Promise.all([limiterFor(rule.perMinute, client), flexible]);
+          const library = flexible ?? (await loading);
           try {
-            await limiter.consume(key);
+            await limiterFor(library, rule.perMinute, client).consume(key);
             return ALLOWED;
           } catch (rejection) {
             // A refusal comes as a RateLimiterRes; anything else is Redis failing.
-            if (rejection instanceof RateLimiterRes) return { allowed: false, retryAfterMs: rejection.msBeforeNext };
+            if (rejection instanceof library.RateLimiterRes)
+              return { allowed: false, retryAfterMs: rejection.msBeforeNext };
             throw rejection;
           }
         },

@@ -9,21 +9,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, expectedGet, GRAPHQL_POST_HEADERS, summary, useStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, expectedGet, postBody, summary, useStack, type Stack } from './helpers/stack.js';
 
 const PET = 'query Pet($id: ID!) { pet(id: $id) { id name } }';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const persisted = (document: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(document) } });
 
-/** Posts a body as it is, with the caller's credentials. */
-async function post(stack: Stack, body: Record<string, unknown>) {
-  const response = await fetch(stack.url, {
-    method: 'POST',
-    headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
+const post = (stack: Stack, body: Record<string, unknown>) => postBody(stack.url, body);
 
 /** The single error a refused request is answered with. */
 const refusal = (code: string, message: string) => ({ errors: [{ message, extensions: { code } }] });

@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../src/gateway.js';
 import { gql } from '@apollo/client';
 import { apolloClient } from './helpers/apollo.js';
 import { useRedis } from './helpers/redis.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, GRAPHQL_POST_HEADERS, startStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, postBody, startStack, type Stack } from './helpers/stack.js';
 
 const redis = useRedis();
 let emulator: Emulator;
@@ -44,15 +44,7 @@ async function readiness(stack: Stack): Promise<number> {
   return body.redis?.ready ? response.status : 0;
 }
 
-/** Posts a body as it is, with the caller's credentials. */
-async function post(stack: Stack, body: Record<string, unknown>) {
-  const response = await fetch(stack.url, {
-    method: 'POST',
-    headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
+const post = (stack: Stack, body: Record<string, unknown>) => postBody(stack.url, body);
 
 const upstreamCalls = () => {
   const calls = emulator.requests.map((request) => `${request.method} ${request.path}`);

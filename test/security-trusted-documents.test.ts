@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import { loadTrustedDocuments } from '../src/security/trusted-documents.js';
-import { ALL_CREDENTIALS, GRAPHQL_POST_HEADERS, startStack, testConfig, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, postBody, startStack, testConfig, type Stack } from './helpers/stack.js';
 
 const PET = 'query Pet($id: ID!) { pet(id: $id) { id name } }';
 const INVENTORY = '{ inventory { entries { status } } }';
@@ -32,15 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-/** Posts a body as it is (no query added). */
-async function post(body: Record<string, unknown>) {
-  const response = await fetch(stack.url, {
-    method: 'POST',
-    headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
+const post = (body: Record<string, unknown>) => postBody(stack.url, body);
 
 const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
 

@@ -76,6 +76,19 @@ export async function stop(server: Server): Promise<void> {
 /** The headers of a GraphQL POST that asks for the GraphQL-over-HTTP media type (real HTTP statuses). */
 export const GRAPHQL_POST_HEADERS = { 'content-type': 'application/json', accept: 'application/graphql-response+json' };
 
+/**
+ * Posts a request body as it is (no query added: a persisted query's hash alone, for one) with
+ * the caller's credentials; the status and the parsed answer.
+ */
+export async function postBody(url: string, body: Record<string, unknown>) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as unknown };
+}
+
 /** Posts a GraphQL operation to `url`. */
 export async function postGraphQL(
   url: string,

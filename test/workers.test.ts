@@ -7,10 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { availableCores, cpuQuota, type ReadText } from '../src/cluster/cores.js';
 import { useProcesses, waitFor } from './helpers/process.js';
+import { useRedis } from './helpers/redis.js';
 import { json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { postGraphQL } from './helpers/stack.js';
 
 const processes = useProcesses();
+const redis = useRedis();
 
 /** Starts `src/main.ts` with two workers and waits for its banner; its URL and the workers' log lines. */
 async function startCluster(env: Record<string, string> = {}) {
@@ -124,6 +126,25 @@ describe('WORKERS=2 on the embedded emulator', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
     await expect.poll(() => requestLines().length, { timeout: 3000 }).toBe(7);
     expect(new Set(requestLines().map((line) => line.pid)).size).toBe(2);
+  });
+
+  it('with REDIS_URL keeps the counters in Redis, each worker connected to it, and still exact', async () => {
+    const { url, requestLines } = await startCluster({ RATE_LIMIT_PER_MINUTE: '5', REDIS_URL: redis.url });
+    // Both workers connected: Redis lists their two connections and this redis-cli.
+    await expect
+      .poll(async () => (await redis.cli('CLIENT', 'LIST')).trim().split('\n').length, { timeout: 5000 })
+      .toBeGreaterThanOrEqual(3);
+
+    const statuses = [];
+    for (let index = 0; index < 7; index += 1) statuses.push((await query(url)).status);
+
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    await expect.poll(() => requestLines().length, { timeout: 3000 }).toBe(7);
+    expect(new Set(requestLines().map((line) => line.pid)).size).toBe(2);
+    // One counter, in Redis: every request counted, the refused ones too.
+    const keys = (await redis.cli('--scan', '--pattern', 'rest-graphql-gateway:rate-limit:*')).trim().split('\n');
+    expect(keys).toHaveLength(1);
+    expect((await redis.cli('GET', keys[0] ?? '')).trim()).toBe('7');
   });
 });
 

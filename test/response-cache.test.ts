@@ -55,6 +55,24 @@ describe('with RESPONSE_CACHE_TTL_MS set', () => {
     expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/2']);
   });
 
+  it('serves the same variables sent in another key order from the cache', async () => {
+    const query =
+      'query ($id: ID!, $status: [PetStatus!]!) { pet(id: $id) { name } petsByStatus(status: $status) { id } }';
+    const first = await stack.gql(query, { id: '1', status: ['SOLD'] }, ALL_CREDENTIALS);
+    expect(
+      stack
+        .upstream()
+        .map((request) => request.path)
+        .sort(),
+    ).toEqual(['/api/v3/pet/1', '/api/v3/pet/findByStatus']);
+
+    const reordered = await stack.gql(query, { status: ['SOLD'], id: '1' }, ALL_CREDENTIALS);
+
+    expect(reordered).toEqual(first);
+    expect(first.data).toEqual({ pet: { name: 'Cat 1' }, petsByStatus: [{ id: '5' }] });
+    expect(stack.upstream()).toEqual([]);
+  });
+
   it('fetches a pet again after a mutation changed it, and answers with the change', async () => {
     await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
     const renamed = await stack.gql(

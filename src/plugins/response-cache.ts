@@ -80,6 +80,14 @@ function useMutationInvalidation(cache: Cache): Plugin {
   };
 }
 
+/** JSON with every object's keys sorted: the same variables make the same key in any order. */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${sortedJson(item)}`).join(',')}}`;
+}
+
 /** The response cache's plugins, or none when it is off. */
 export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
   if (options.ttlMs <= 0) return [];
@@ -97,11 +105,10 @@ export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
       ttlPerSchemaCoordinate,
       session: (request) => credentialSession(request),
       // The plugin's own key hashes with WebCrypto, one asynchronous job per request (6% of a cached
-      // answer's CPU); node:crypto hashes the same parts at once. Variables in another key order
-      // make another key: a miss, never a wrong answer.
+      // answer's CPU); node:crypto hashes the same parts at once.
       buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
         createHash('sha256')
-          .update(`${documentString}|${operationName ?? ''}|${JSON.stringify(variableValues ?? {})}|${sessionId ?? ''}`)
+          .update(`${documentString}|${operationName ?? ''}|${sortedJson(variableValues ?? {})}|${sessionId ?? ''}`)
           .digest('hex'),
       // The answer says nothing about the cache: whether it was a hit is not the caller's business.
       includeExtensionMetadata: false,

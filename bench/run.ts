@@ -629,32 +629,36 @@ async function main(): Promise<void> {
   const redis = await startRedisServer().catch((): RedisServer | undefined => undefined);
   if (redis) redisUrl = redis.url;
   else console.log('redis-server is not installed (apt-get install redis-server): no Redis rows');
-  const results: ResultsInput = {
-    quick: QUICK,
-    date: new Date().toISOString(),
-    cores: cpus().length,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    node: process.version,
-    commit: gitDescription(),
-    startCommand: `node ${startArguments().join(' ')}`,
-    clockTicks: CLOCK_TICKS,
-    plan: PLAN,
-    startup: [],
-    calls: await countCalls(),
-    samePet: await samePet(),
-    measurements: [],
-    singleClient: [],
-    steady: undefined,
-    peakRss: [],
-    durationSeconds: 0,
-  };
-  for (const latencyMs of PLAN.latencies) await phase(latencyMs, results);
-  results.durationSeconds = (Date.now() - started) / 1000;
-  const file = QUICK ? new URL('RESULTS.quick.md', OUTPUT_DIR) : new URL('./RESULTS.md', import.meta.url);
-  mkdirSync(OUTPUT_DIR, { recursive: true });
-  writeFileSync(file, renderResults(results));
-  console.log(`written to ${file.pathname} in ${results.durationSeconds.toFixed(0)} s`);
-  await redis?.stop();
+  try {
+    const results: ResultsInput = {
+      quick: QUICK,
+      date: new Date().toISOString(),
+      cores: cpus().length,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      commit: gitDescription(),
+      startCommand: `node ${startArguments().join(' ')}`,
+      clockTicks: CLOCK_TICKS,
+      plan: PLAN,
+      startup: [],
+      calls: await countCalls(),
+      samePet: await samePet(),
+      measurements: [],
+      singleClient: [],
+      steady: undefined,
+      peakRss: [],
+      durationSeconds: 0,
+    };
+    for (const latencyMs of PLAN.latencies) await phase(latencyMs, results);
+    results.durationSeconds = (Date.now() - started) / 1000;
+    const file = QUICK ? new URL('RESULTS.quick.md', OUTPUT_DIR) : new URL('./RESULTS.md', import.meta.url);
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    writeFileSync(file, renderResults(results));
+    console.log(`written to ${file.pathname} in ${results.durationSeconds.toFixed(0)} s`);
+  } finally {
+    // Also when a phase fails: no redis-server is left behind.
+    await redis?.stop();
+  }
 }
 
 main().catch((error: unknown) => {

@@ -40,6 +40,7 @@ export function redisRateLimitStore(redis: SharedRedis, options: { failClosed: b
     return limiter;
   };
   return {
+    remote: true,
     async take(key, rule) {
       const take = await redis.attempt(
         'rate-limit',

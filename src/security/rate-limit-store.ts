@@ -25,6 +25,12 @@ export type Take = {
  */
 export type RateLimitStore = {
   take(key: string, rule: BucketRule, now: number): Take | Promise<Take>;
+  /**
+   * a store across the network (Redis): a request's takes are made at once, one round trip for
+   * all, rather than one after the other (the address bucket is then also charged when the
+   * client's refuses)
+   */
+  remote?: boolean;
 };
 
 type Bucket = { tokens: number; updatedAt: number };

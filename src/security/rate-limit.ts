@@ -99,6 +99,15 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
         checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
       if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
       const at = now();
+      if (store.remote) {
+        // Each take is a round trip: both at once.
+        const takes = await Promise.all(
+          checks.map(([key, perMinute]) => Promise.resolve(store.take(key, { perMinute }, at))),
+        );
+        const refused = takes.findIndex((take) => !take.allowed);
+        const [, perMinute = 0] = checks[refused] ?? [];
+        return refused < 0 ? undefined : refusal(perMinute, takes[refused] as Take);
+      }
       for (const [key, perMinute] of checks) {
         const take = await store.take(key, { perMinute }, at);
         if (!take.allowed) return refusal(perMinute, take);

@@ -10,9 +10,17 @@ import {
   loadConfig,
   loadEmulatorConfig,
   redactUrl,
+  SETTINGS,
   startCommand,
 } from '../src/config.js';
 
+/** One area's timeouts, in the order of the Config fields: the call deadline, then each phase. */
+const phases = (totalMs: number, connectMs: number, headersMs: number, bodyMs: number) => ({
+  totalMs,
+  connectMs,
+  headersMs,
+  bodyMs,
+});
 const BOTH_URLS = { PETSTORE_URL: 'https://petstore3.swagger.io/api/v3', PLANTS_URL: 'https://plants.example' };
 const PASSWORD = 's3cret-p4ss';
 
@@ -86,138 +94,120 @@ describe('loadConfig', () => {
     });
   });
 
+  /** Every setting but the timeouts: its variable, a value other than its default, and the field and value it gives. */
+  const EVERY_SETTING: [env: string, raw: string, key: string, value: unknown][] = [
+    ['HOST', '127.0.0.1', 'host', '127.0.0.1'],
+    // The embedded emulator whatever else is set.
+    ['EMULATOR', 'true', 'emulator', true],
+    ['PORT', '8080', 'port', 8080],
+    // A trailing slash is dropped, so that paths join the same way whatever the user wrote.
+    ['PETSTORE_URL', 'https://petstore3.swagger.io/api/v3/', 'petstoreUrl', 'https://petstore3.swagger.io/api/v3'],
+    ['PLANTS_URL', 'https://plants.example/', 'plantsUrl', 'https://plants.example'],
+    ['PETSTORE_BODY_FORMAT', 'XML', 'petstoreBodyFormat', 'xml'],
+    ['PETSTORE_ACCEPT', 'xml', 'petstoreAccept', 'xml'],
+    ['UPSTREAM_CONNECTIONS', '4', 'upstreamConnections', 4],
+    ['UPSTREAM_MAX_RESPONSE_BYTES', '1024', 'upstreamMaxResponseBytes', 1024],
+    ['UPSTREAM_RETRIES', '0', 'upstreamRetries', 0],
+    ['UPSTREAM_RETRY_BACKOFF_MS', '25', 'upstreamRetryBackoffMs', 25],
+    ['UPSTREAM_RETRY_BACKOFF_MAX_MS', '250', 'upstreamRetryBackoffMaxMs', 250],
+    ['UPLOAD_MAX_BYTES', '2048', 'uploadMaxBytes', 2048],
+    ['UPLOAD_MAX_FILES', '3', 'uploadMaxFiles', 3],
+    ['LOG_LEVEL', 'debug', 'logLevel', 'debug'],
+    ['METRICS', 'false', 'metrics', false],
+    ['READINESS_TIMEOUT_MS', '500', 'readinessTimeoutMs', 500],
+    ['OTEL_SDK_DISABLED', 'true', 'otelSdkDisabled', true],
+    ['OTEL_TRACES_EXPORTER', 'console', 'otelTracesExporter', 'console'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://collector:4318/', 'otlpEndpointUrl', 'http://collector:4318'],
+    [
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      'http://collector:4318/v1/traces',
+      'otlpTracesEndpointUrl',
+      'http://collector:4318/v1/traces',
+    ],
+    ['OTEL_SERVICE_NAME', 'pets-gateway', 'otelServiceName', 'pets-gateway'],
+    ['OTEL_TRACES_SAMPLER', 'parentbased_traceidratio', 'otelTracesSampler', 'parentbased_traceidratio'],
+    ['OTEL_TRACES_SAMPLER_ARG', '0.25', 'otelTracesSamplerArg', 0.25],
+    ['GRAPHIQL', 'false', 'graphiql', false],
+    // 0: on SIGTERM, what is in flight is cut at once.
+    ['SHUTDOWN_GRACE_MS', '0', 'shutdownGraceMs', 0],
+    ['NODE_ENV', 'production', 'nodeEnv', 'production'],
+    // Set explicitly, it wins over the production default (false).
+    ['INTROSPECTION', 'true', 'introspection', true],
+    ['REQUEST_MAX_BYTES', '4096', 'requestMaxBytes', 4096],
+    ['BATCH_MAX_OPERATIONS', '5', 'batchMaxOperations', 5],
+    ['QUERY_MAX_DEPTH', '7', 'queryMaxDepth', 7],
+    ['QUERY_MAX_ALIASES', '8', 'queryMaxAliases', 8],
+    ['QUERY_MAX_TOKENS', '900', 'queryMaxTokens', 900],
+    ['QUERY_MAX_DIRECTIVES', '3', 'queryMaxDirectives', 3],
+    ['QUERY_MAX_COST', '700', 'queryMaxCost', 700],
+    ['LIST_ARGUMENT_MAX_ITEMS', '25', 'listArgumentMaxItems', 25],
+    ['UPSTREAM_MAX_CALLS_PER_OPERATION', '30', 'upstreamMaxCallsPerOperation', 30],
+    ['RATE_LIMIT_PER_MINUTE', '600', 'rateLimitPerMinute', 600],
+    ['RATE_LIMIT_ADDRESS_PER_MINUTE', '120', 'rateLimitAddressPerMinute', 120],
+    ['WORKERS', '3', 'workers', 3],
+    ['UPSTREAM_DEDUPE', 'false', 'upstreamDedupe', false],
+    ['TRUST_PROXY_HOPS', '1', 'trustProxyHops', 1],
+    ['CSRF_PREVENTION', 'false', 'csrfPrevention', false],
+    [
+      'CORS_ORIGINS',
+      'https://app.example, http://localhost:5173',
+      'corsOrigins',
+      ['https://app.example', 'http://localhost:5173'],
+    ],
+    ['TRUSTED_DOCUMENTS', 'trusted-documents.json', 'trustedDocuments', 'trusted-documents.json'],
+    ['RESPONSE_CACHE_TTL_MS', '30000', 'responseCacheTtlMs', 30000],
+    [
+      'RESPONSE_CACHE_TTL_PER_TYPE',
+      'Inventory=1000, Pet.tags=0',
+      'responseCacheTtlPerType',
+      ['Inventory=1000', 'Pet.tags=0'],
+    ],
+    ['APQ', 'false', 'apq', false],
+    ['APQ_MAX_DOCUMENTS', '50', 'apqMaxDocuments', 50],
+    [
+      'REDIS_URL',
+      'rediss://:redis-password@redis.internal:6380/2',
+      'redisUrl',
+      'rediss://:redis-password@redis.internal:6380/2',
+    ],
+    ['REDIS_KEY_PREFIX', 'team-a:', 'redisKeyPrefix', 'team-a:'],
+    ['REDIS_TIMEOUT_MS', '250', 'redisTimeoutMs', 250],
+    ['REDIS_REQUIRED', 'true', 'redisRequired', true],
+    ['RATE_LIMIT_FAIL_CLOSED', 'true', 'rateLimitFailClosed', true],
+  ];
+  /** The twelve timeout settings, which the configuration gives resolved: one object per area. */
+  const TIMEOUT_SETTINGS = {
+    UPSTREAM_TIMEOUT_MS: '2500',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '100',
+    UPSTREAM_HEADERS_TIMEOUT_MS: '200',
+    UPSTREAM_BODY_TIMEOUT_MS: '300',
+    PETSTORE_TIMEOUT_MS: '4000',
+    PETSTORE_CONNECT_TIMEOUT_MS: '400',
+    PETSTORE_HEADERS_TIMEOUT_MS: '500',
+    PETSTORE_BODY_TIMEOUT_MS: '600',
+    PLANTS_TIMEOUT_MS: '7000',
+    PLANTS_CONNECT_TIMEOUT_MS: '700',
+    PLANTS_HEADERS_TIMEOUT_MS: '800',
+    PLANTS_BODY_TIMEOUT_MS: '900',
+  };
+
   it('reads every environment variable', () => {
     const config = loadConfig([], {
-      HOST: '127.0.0.1',
-      PORT: '8080',
-      PETSTORE_URL: 'https://petstore3.swagger.io/api/v3/',
-      PLANTS_URL: 'https://plants.example/',
-      PETSTORE_BODY_FORMAT: 'XML',
-      PETSTORE_ACCEPT: 'xml',
-      UPSTREAM_TIMEOUT_MS: '2500',
-      UPSTREAM_CONNECTIONS: '4',
-      UPSTREAM_MAX_RESPONSE_BYTES: '1024',
-      UPSTREAM_CONNECT_TIMEOUT_MS: '100',
-      UPSTREAM_HEADERS_TIMEOUT_MS: '200',
-      UPSTREAM_BODY_TIMEOUT_MS: '300',
-      PETSTORE_TIMEOUT_MS: '4000',
-      PETSTORE_CONNECT_TIMEOUT_MS: '400',
-      PETSTORE_HEADERS_TIMEOUT_MS: '500',
-      PETSTORE_BODY_TIMEOUT_MS: '600',
-      PLANTS_TIMEOUT_MS: '7000',
-      PLANTS_CONNECT_TIMEOUT_MS: '700',
-      PLANTS_HEADERS_TIMEOUT_MS: '800',
-      PLANTS_BODY_TIMEOUT_MS: '900',
-      UPSTREAM_RETRIES: '0',
-      UPSTREAM_RETRY_BACKOFF_MS: '25',
-      UPSTREAM_RETRY_BACKOFF_MAX_MS: '250',
-      UPLOAD_MAX_BYTES: '2048',
-      UPLOAD_MAX_FILES: '3',
-      LOG_LEVEL: 'debug',
-      METRICS: 'false',
-      READINESS_TIMEOUT_MS: '500',
-      OTEL_SDK_DISABLED: 'true',
-      OTEL_TRACES_EXPORTER: 'console',
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces',
-      OTEL_SERVICE_NAME: 'pets-gateway',
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0.25',
-      GRAPHIQL: 'false',
-      SHUTDOWN_GRACE_MS: '0',
-      NODE_ENV: 'production',
-      INTROSPECTION: 'true',
-      REQUEST_MAX_BYTES: '4096',
-      BATCH_MAX_OPERATIONS: '5',
-      QUERY_MAX_DEPTH: '7',
-      QUERY_MAX_ALIASES: '8',
-      QUERY_MAX_TOKENS: '900',
-      QUERY_MAX_DIRECTIVES: '3',
-      QUERY_MAX_COST: '700',
-      LIST_ARGUMENT_MAX_ITEMS: '25',
-      UPSTREAM_MAX_CALLS_PER_OPERATION: '30',
-      RATE_LIMIT_PER_MINUTE: '0',
-      RATE_LIMIT_ADDRESS_PER_MINUTE: '120',
-      WORKERS: '3',
-      UPSTREAM_DEDUPE: 'false',
-      TRUST_PROXY_HOPS: '1',
-      CSRF_PREVENTION: 'false',
-      CORS_ORIGINS: 'https://app.example, http://localhost:5173',
-      TRUSTED_DOCUMENTS: 'trusted-documents.json',
-      RESPONSE_CACHE_TTL_MS: '30000',
-      RESPONSE_CACHE_TTL_PER_TYPE: 'Inventory=1000, Pet.tags=0',
-      APQ: 'false',
-      APQ_MAX_DOCUMENTS: '50',
-      REDIS_URL: 'rediss://:redis-password@redis.internal:6380/2',
-      REDIS_KEY_PREFIX: 'team-a:',
-      REDIS_TIMEOUT_MS: '250',
-      REDIS_REQUIRED: 'true',
-      RATE_LIMIT_FAIL_CLOSED: 'true',
+      ...Object.fromEntries(EVERY_SETTING.map(([env, raw]) => [env, raw])),
+      ...TIMEOUT_SETTINGS,
     });
 
     expect(config).toEqual({
-      host: '127.0.0.1',
-      port: 8080,
-      // A trailing slash is dropped, so that paths join the same way whatever the user wrote.
-      petstoreUrl: 'https://petstore3.swagger.io/api/v3',
-      plantsUrl: 'https://plants.example',
-      workers: 3,
-      upstreamDedupe: false,
-      petstoreBodyFormat: 'xml',
-      petstoreAccept: 'xml',
+      ...Object.fromEntries(EVERY_SETTING.map(([, , key, value]) => [key, value])),
       // Each area's own settings win over the UPSTREAM_ ones.
       upstreamTimeouts: {
         petstore: { totalMs: 4000, connectMs: 400, headersMs: 500, bodyMs: 600 },
         plants: { totalMs: 7000, connectMs: 700, headersMs: 800, bodyMs: 900 },
       },
-      upstreamConnections: 4,
-      upstreamMaxResponseBytes: 1024,
-      upstreamRetries: 0,
-      upstreamRetryBackoffMs: 25,
-      upstreamRetryBackoffMaxMs: 250,
-      uploadMaxBytes: 2048,
-      uploadMaxFiles: 3,
-      logLevel: 'debug',
-      metrics: false,
-      readinessTimeoutMs: 500,
-      otelSdkDisabled: true,
-      otelTracesExporter: 'console',
-      otlpEndpointUrl: 'http://collector:4318',
-      otlpTracesEndpointUrl: 'http://collector:4318/v1/traces',
-      otelServiceName: 'pets-gateway',
-      otelTracesSampler: 'parentbased_traceidratio',
-      otelTracesSamplerArg: 0.25,
-      graphiql: false,
-      // 0: on SIGTERM, what is in flight is cut at once.
-      shutdownGraceMs: 0,
-      nodeEnv: 'production',
-      // Set explicitly, it wins over the production default (false).
-      introspection: true,
-      requestMaxBytes: 4096,
-      batchMaxOperations: 5,
-      queryMaxDepth: 7,
-      queryMaxAliases: 8,
-      queryMaxTokens: 900,
-      queryMaxDirectives: 3,
-      queryMaxCost: 700,
-      listArgumentMaxItems: 25,
-      upstreamMaxCallsPerOperation: 30,
-      rateLimitPerMinute: 0,
-      rateLimitAddressPerMinute: 120,
-      trustProxyHops: 1,
-      csrfPrevention: false,
-      corsOrigins: ['https://app.example', 'http://localhost:5173'],
-      trustedDocuments: 'trusted-documents.json',
-      responseCacheTtlMs: 30000,
-      responseCacheTtlPerType: ['Inventory=1000', 'Pet.tags=0'],
-      apq: false,
-      apqMaxDocuments: 50,
-      redisUrl: 'rediss://:redis-password@redis.internal:6380/2',
-      redisKeyPrefix: 'team-a:',
-      redisTimeoutMs: 250,
-      redisRequired: true,
-      rateLimitFailClosed: true,
     });
+    // The table above leaves out no setting the gateway has.
+    const listed = new Set([...EVERY_SETTING.map(([env]) => env), ...Object.keys(TIMEOUT_SETTINGS)]);
+    expect(SETTINGS.map((setting) => setting.env).filter((env) => !listed.has(env))).toEqual([]);
   });
 
   it('lets flags (--port 5000, --petstore-body-format=xml) win over the environment', () => {
@@ -248,50 +238,34 @@ describe('upstreamTimeouts: the timeouts of each area', () => {
   it('with only UPSTREAM_TIMEOUT_MS set, bound every phase of both areas by it, as that setting always did', () => {
     const config = loadConfig([], { UPSTREAM_TIMEOUT_MS: '2500' });
 
-    expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
-    expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 2500, connectMs: 2500, headersMs: 2500, bodyMs: 2500 });
+    expect(config.upstreamTimeouts.petstore).toEqual(phases(2500, 2500, 2500, 2500));
+    expect(config.upstreamTimeouts.plants).toEqual(phases(2500, 2500, 2500, 2500));
   });
 
   it('are 10 s for everything by default', () => {
-    expect(loadConfig([], {}).upstreamTimeouts.petstore).toEqual({
-      totalMs: 10000,
-      connectMs: 10000,
-      headersMs: 10000,
-      bodyMs: 10000,
-    });
+    expect(loadConfig([], {}).upstreamTimeouts.petstore).toEqual(phases(10000, 10000, 10000, 10000));
   });
 
-  it("take the UPSTREAM_ phase settings for both areas, and an area's own settings over them for that area only", () => {
-    const config = loadConfig([], {
-      UPSTREAM_CONNECT_TIMEOUT_MS: '1000',
-      UPSTREAM_HEADERS_TIMEOUT_MS: '3000',
-      PETSTORE_CONNECT_TIMEOUT_MS: '500',
-      PLANTS_BODY_TIMEOUT_MS: '4000',
-    });
-
-    expect(config.upstreamTimeouts.petstore).toEqual({
-      totalMs: 10000,
-      connectMs: 500,
-      headersMs: 3000,
-      bodyMs: 10000,
-    });
-    expect(config.upstreamTimeouts.plants).toEqual({ totalMs: 10000, connectMs: 1000, headersMs: 3000, bodyMs: 4000 });
-  });
-
-  it("let an area's deadline (PLANTS_TIMEOUT_MS) bound that area's unset phases", () => {
-    const config = loadConfig([], {
-      UPSTREAM_TIMEOUT_MS: '5000',
-      PLANTS_TIMEOUT_MS: '30000',
-      PLANTS_HEADERS_TIMEOUT_MS: '20000',
-    });
-
-    expect(config.upstreamTimeouts.plants).toEqual({
-      totalMs: 30000,
-      connectMs: 30000,
-      headersMs: 20000,
-      bodyMs: 30000,
-    });
-    expect(config.upstreamTimeouts.petstore).toEqual({ totalMs: 5000, connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
+  it.each([
+    {
+      what: "take the UPSTREAM_ phase settings for both areas, and an area's own settings over them for that area only",
+      env: {
+        UPSTREAM_CONNECT_TIMEOUT_MS: '1000',
+        UPSTREAM_HEADERS_TIMEOUT_MS: '3000',
+        PETSTORE_CONNECT_TIMEOUT_MS: '500',
+        PLANTS_BODY_TIMEOUT_MS: '4000',
+      },
+      petstore: phases(10000, 500, 3000, 10000),
+      plants: phases(10000, 1000, 3000, 4000),
+    },
+    {
+      what: "let an area's deadline (PLANTS_TIMEOUT_MS) bound that area's unset phases",
+      env: { UPSTREAM_TIMEOUT_MS: '5000', PLANTS_TIMEOUT_MS: '30000', PLANTS_HEADERS_TIMEOUT_MS: '20000' },
+      petstore: phases(5000, 5000, 5000, 5000),
+      plants: phases(30000, 30000, 20000, 30000),
+    },
+  ])('$what', ({ env, petstore, plants }) => {
+    expect(loadConfig([], env).upstreamTimeouts).toEqual({ petstore, plants });
   });
 
   it('read the flags too (--petstore-body-timeout-ms)', () => {

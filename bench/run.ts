@@ -223,6 +223,17 @@ async function startVariants(
   return out;
 }
 
+/** Starts the framework ceiling (`bench/ceiling.ts`) with the gateways' settings, as a contender of every scenario. */
+async function startCeiling(env: Record<string, string>, children: Child[]): Promise<Contender> {
+  const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], {
+    ...env,
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  children.push(ceiling);
+  return graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]);
+}
+
 /** Sends one request of a scenario to a contender and checks the answer, before anything is measured. */
 async function check(contender: Contender, scenario: Scenario): Promise<void> {
   const target = contender.target(scenario);
@@ -319,13 +330,7 @@ async function countCalls(): Promise<CallCount[]> {
     const contenders: Contender[] = (await startVariants('count', env, undefined, children)).map(
       (each) => each.contender,
     );
-    const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], {
-      ...env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-    });
-    children.push(ceiling);
-    contenders.push(graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]));
+    contenders.push(await startCeiling(env, children));
     const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [
       emulator.petstoreUrl,
     ]);
@@ -460,13 +465,7 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
     ];
     // The ceiling makes no upstream call once warm, so the upstream's latency does not change it: run at 0 ms only.
     if (latencyMs === 0) {
-      const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], {
-        ...env,
-        HOST: '127.0.0.1',
-        PORT: '0',
-      });
-      children.push(ceiling);
-      contenders.push(graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]));
+      contenders.push(await startCeiling(env, children));
     }
     for (const scenario of SCENARIOS)
       for (const contender of contenders) if (contender.applies(scenario)) await check(contender, scenario);

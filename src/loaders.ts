@@ -41,20 +41,36 @@ export function createLoaders(
   petstore: Pick<PetstoreApi, 'getPetById' | 'getOrderById' | 'getUserByName'>,
   credentials: Credentials,
 ): Loaders {
-  let petById: Loaders['petById'] | undefined;
-  let orderById: Loaders['orderById'] | undefined;
-  let userByName: Loaders['userByName'] | undefined;
-  return {
-    get petById() {
-      return (petById ??= new DataLoader(eachKey((id) => petstore.getPetById(credentials, id))));
-    },
-    get orderById() {
-      return (orderById ??= new DataLoader(eachKey((id) => petstore.getOrderById(id))));
-    },
-    get userByName() {
-      return (userByName ??= new DataLoader(eachKey((username) => petstore.getUserByName(username))));
-    },
-  };
+  return new RequestLoaders(petstore, credentials);
+}
+
+/**
+ * The loaders of one request, each made on first use. A class rather than an object literal
+ * with getters: a literal's getters are closures of each call, so V8 gives every such object a
+ * hidden class of its own, allocated in the old generation, and through it the request's
+ * objects outlived the request until the next full collection (bench/PROFILE.md).
+ */
+class RequestLoaders implements Loaders {
+  #petById: Loaders['petById'] | undefined;
+  #orderById: Loaders['orderById'] | undefined;
+  #userByName: Loaders['userByName'] | undefined;
+
+  constructor(
+    private readonly petstore: Pick<PetstoreApi, 'getPetById' | 'getOrderById' | 'getUserByName'>,
+    private readonly credentials: Credentials,
+  ) {}
+
+  get petById(): Loaders['petById'] {
+    return (this.#petById ??= new DataLoader(eachKey((id) => this.petstore.getPetById(this.credentials, id))));
+  }
+
+  get orderById(): Loaders['orderById'] {
+    return (this.#orderById ??= new DataLoader(eachKey((id) => this.petstore.getOrderById(id))));
+  }
+
+  get userByName(): Loaders['userByName'] {
+    return (this.#userByName ??= new DataLoader(eachKey((username) => this.petstore.getUserByName(username))));
+  }
 }
 
 /** Seeds the pet loader with pets a list or a mutation returned, so later lookups in the request reuse them. */

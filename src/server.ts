@@ -8,6 +8,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, type Config } from './config.js';
 import type { Gateway } from './gateway.js';
+import { ShortLivedTable } from './short-lived-table.js';
 
 /** A gateway being served. */
 export type Serving = {
@@ -33,16 +34,18 @@ export async function serve(
 ): Promise<Serving> {
   const server = createServer(gateway.handler);
   // The answers being written, so that a stop can see what is in flight and close each connection once
-  // its answer is out.
-  const answering = new Set<ServerResponse>();
+  // its answer is out. (A table made for entries that come and go with requests: see ShortLivedTable.)
+  const answering = new ShortLivedTable<ServerResponse>();
+  let answers = 0;
   let stopping: Promise<'stopped' | 'cut'> | undefined;
   let cut: ((why: string) => void) | undefined;
   server.prependListener('request', (_request, response: ServerResponse) => {
-    answering.add(response);
+    const key = String((answers = (answers + 1) % Number.MAX_SAFE_INTEGER));
+    answering.set(key, response);
     // While stopping, an answer closes its connection: nothing more will be served on it.
     if (stopping) response.setHeader('connection', 'close');
     response.once('close', () => {
-      answering.delete(response);
+      answering.delete(key);
       // An answer whose headers were out before the stop leaves its connection idle, not closed.
       if (stopping) setImmediate(() => server.closeIdleConnections());
     });
@@ -78,7 +81,7 @@ export async function serve(
         resolve('cut');
       };
       const graceTimer = setTimeout(() => cut?.('grace period over'), config.shutdownGraceMs);
-      for (const response of answering) if (!response.headersSent) response.setHeader('connection', 'close');
+      for (const response of answering.values()) if (!response.headersSent) response.setHeader('connection', 'close');
       // close() stops listening at once and calls back when the last connection has ended;
       // keep-alive connections with no request in flight are closed now, not at their idle timeout.
       server.close(() => {

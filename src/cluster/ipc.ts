@@ -6,6 +6,7 @@
  */
 import type { MetricsJson } from '../observability/metrics.js';
 import type { BucketRule, RateLimitStore, Take } from '../security/rate-limit-store.js';
+import { ShortLivedTable } from '../short-lived-table.js';
 
 /** Primary → worker: build the gateway on these upstreams and listen. */
 export type StartMessage = { type: 'gateway:start'; petstoreUrl: string; plantsUrl: string; emulator: boolean };
@@ -76,7 +77,8 @@ export function onCollectMessage(collect: () => Promise<MetricsJson[]>): void {
 }
 
 let nextId = 0;
-const pending = new Map<number, (message: TakenMessage | MetricsAnswer) => void>();
+/** Replies awaited, by request id: one per rate-limit check (see ShortLivedTable). */
+const pending = new ShortLivedTable<(message: TakenMessage | MetricsAnswer) => void>();
 let listening = false;
 
 /** Sends a request to the primary and waits for its answer, at most `timeoutMs`. */
@@ -92,23 +94,24 @@ function ask<A extends TakenMessage | MetricsAnswer>(
         !isMessage<MetricsAnswer>(message, 'gateway:metrics-answer')
       )
         return;
-      pending.get(message.id)?.(message);
-      pending.delete(message.id);
+      pending.get(String(message.id))?.(message);
+      pending.delete(String(message.id));
     });
   }
   const id = (nextId = (nextId + 1) % Number.MAX_SAFE_INTEGER);
+  const key = String(id);
   return new Promise<A>((resolve, reject) => {
     const timer = setTimeout(() => {
-      pending.delete(id);
+      pending.delete(key);
       reject(new Error(`the cluster primary did not answer within ${timeoutMs} ms`));
     }, timeoutMs);
-    pending.set(id, (answer) => {
+    pending.set(key, (answer) => {
       clearTimeout(timer);
       resolve(answer as A);
     });
     if (!toPrimary(request(id))) {
       clearTimeout(timer);
-      pending.delete(id);
+      pending.delete(key);
       reject(new Error('the cluster primary is gone'));
     }
   });

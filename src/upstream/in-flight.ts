@@ -17,6 +17,7 @@
  * Every waiter gets the very value (or error) the call settled with: callers must treat it as
  * read-only.
  */
+import { ShortLivedTable } from '../short-lived-table.js';
 
 /** One shared call, as the function that makes it sees it. */
 export type SharedCall<P> = {
@@ -66,7 +67,8 @@ type Entry<T, P> = {
  * progress record, which the call's maker updates.
  */
 export function createInFlightCalls<T, P>(initialProgress: () => P): InFlightCalls<T, P> {
-  const open = new Map<string, Entry<T, P>>();
+  // Entries come and go with every shared call: a table made for that (see ShortLivedTable).
+  const open = new ShortLivedTable<Entry<T, P>>();
 
   /** Stops `key` naming `entry` (when it still does): later callers start afresh. */
   const close = (key: string, entry: Entry<T, P>) => {
@@ -121,7 +123,7 @@ export function createInFlightCalls<T, P>(initialProgress: () => P): InFlightCal
       return wait(key, entry, waiter);
     },
     seal(scope) {
-      for (const [key, entry] of open) if (entry.scope === scope) open.delete(key);
+      for (const [key, entry] of open.entries()) if (entry.scope === scope) open.delete(key);
     },
   };
 }

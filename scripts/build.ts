@@ -17,9 +17,9 @@
  * Type checking stays with `tsc --noEmit`; esbuild only strips the types, which is why this
  * takes about a second.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 /** Paths are relative to the project, wherever the script is run from. */
 const PROJECT = fileURLToPath(new URL('../', import.meta.url));
@@ -34,12 +34,36 @@ function sourceFiles(): string[] {
     .sort();
 }
 
+/**
+ * graphql-js in its ES module build, for every module that imports or requires it. esbuild
+ * otherwise takes its CommonJS build (the `main` field), and an ES module that imports it (our
+ * code, `@graphql-tools/executor`) then reaches each function through a getter of esbuild's
+ * interop object, on every call: an eighth of the CPU of a list query went to those getters
+ * (bench/PROFILE.md). The ES module build is the same code; sending every importer to it, rather
+ * than preferring `module` fields in general, keeps one copy of graphql-js in the bundle (two
+ * copies would fail each other's `instanceof` checks).
+ */
+const graphqlAsModule: Plugin = {
+  name: 'graphql-as-module',
+  setup(build) {
+    const root = `${PROJECT}node_modules/graphql`;
+    build.onResolve({ filter: /^graphql(\/[\w/-]+)?$/ }, ({ path }) => {
+      const subpath = path.slice('graphql'.length);
+      const file = [`${root}${subpath || '/index'}.mjs`, `${root}${subpath}/index.mjs`].find((candidate) =>
+        existsSync(candidate),
+      );
+      return file === undefined ? undefined : { path: file };
+    });
+  },
+};
+
 /** The bundle: `src/main.ts` and what it imports, split where it imports on demand. */
 const BUNDLE: BuildOptions = {
   entryPoints: [`${SOURCE}/main.ts`],
   bundle: true,
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
+  plugins: [graphqlAsModule],
   // Some dependencies are CommonJS and call require(); an ES module bundle has no require of its
   // own, so each file gets one, resolving from its place in dist/ (node: built-ins, node_modules/).
   banner: {

@@ -78,6 +78,17 @@ describe('npm run build', () => {
     );
   });
 
+  it('bundles one copy of graphql-js, its ES module build, for the modules that import it and those that require it', () => {
+    const graphqlSources = compiled().flatMap((file) =>
+      (JSON.parse(readFileSync(`${PROJECT_ROOT}dist/${file}.map`, 'utf8')) as SourceMapPayload).sources.filter(
+        (source) => /(?:^|\/)node_modules\/graphql\//.test(source),
+      ),
+    );
+
+    expect(graphqlSources.some((source) => source.endsWith('node_modules/graphql/index.mjs'))).toBe(true);
+    expect(graphqlSources.filter((source) => !source.endsWith('.mjs'))).toEqual([]);
+  });
+
   it('maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces', () => {
     // Where the bundle holds config.ts's message for a bad port, and what its map says that place is.
     const NEEDLE = 'must be an integer from ${min}';
@@ -118,6 +129,15 @@ describe('npm start', () => {
       status: 200,
       data: { pet: { name: 'Cat 1' } },
     });
+    // The federation subgraph (@apollo/subgraph, a CommonJS module) runs on the same graphql-js.
+    expect(
+      await postGraphQL(
+        url,
+        'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Pet { name } } }',
+        { representations: [{ __typename: 'Pet', id: '1' }] },
+        { api_key: 'demo' },
+      ),
+    ).toEqual({ status: 200, data: { _entities: [{ name: 'Cat 1' }] } });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -26,7 +26,7 @@ import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
 
 /** How long a worker waits for the primary's answer about a rate limit or the summed metrics. */
 const PRIMARY_TIMEOUT_MS = 1000;
-/** How long the start-up lines wait to say whether Redis answers. */
+/** How long a process waits at start for Redis to answer (or to fail) before it takes requests. */
 const REDIS_START_WAIT_MS = 2000;
 const METRICS_TIMEOUT_MS = 5000;
 
@@ -133,9 +133,10 @@ async function main(): Promise<void> {
 
   const { createGateway, serve } = await gatewayModules();
   const gateway = createGateway({ ...config, ...upstreams });
-  const serving = await serve(gateway, config);
-  // Said at start whether Redis answers: the gateway serves either way and reconnects by itself.
+  // Redis is given a moment to answer before the first request, so that rate limits apply from it
+  // on; the start-up lines say whether it did. The gateway serves either way and reconnects by itself.
   const redis = (await gateway.redis?.settled(REDIS_START_WAIT_MS)) ?? 'connecting';
+  const serving = await serve(gateway, config);
   console.log(banner(config, serving.port, upstreams, 1, redis));
   const stop = async (signal: string) => {
     const outcome = await serving.stop(signal);
@@ -175,6 +176,8 @@ async function worker(): Promise<void> {
       clusterMetrics: () => clusterMetrics(METRICS_TIMEOUT_MS),
     },
   );
+  // As in one process: Redis is given a moment to answer before this worker takes requests.
+  await gateway.redis?.settled(REDIS_START_WAIT_MS);
   const serving = await serve(gateway, config);
   // The primary sums every worker's metrics for /metrics, this one's included.
   onCollectMessage(workerMetrics);

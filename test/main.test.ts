@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useProcesses, waitFor } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
@@ -88,6 +88,52 @@ describe('npm start', () => {
     expect(await postGraphQL(url, '{ order(id: 1) { id } }')).toEqual({ status: 200, data: { order: { id: '1' } } });
     expect(down.output()).not.toContain(password);
   });
+
+  it.each(['1', '2'])(
+    'with WORKERS=%s takes no request before a slow Redis answers, so that rate limits apply from the first one',
+    async (workers) => {
+      // A Redis that lets each connection through 800 ms late (the gateway waits up to 2 s).
+      const sockets: Socket[] = [];
+      const slowRedis = createServer((client) => {
+        sockets.push(client);
+        client.pause();
+        setTimeout(() => {
+          const upstream = connect(Number(new URL(redis.url).port), '127.0.0.1');
+          sockets.push(upstream);
+          upstream.on('error', () => client.destroy());
+          client.on('error', () => upstream.destroy());
+          client.pipe(upstream).pipe(client);
+          client.resume();
+        }, 800);
+      });
+      slowRedis.listen(0, '127.0.0.1');
+      await once(slowRedis, 'listening');
+      const port = new URL(await closedPortUrl()).port;
+      const url = `http://127.0.0.1:${port}/graphql`;
+      start({
+        PORT: port,
+        WORKERS: workers,
+        REDIS_URL: `redis://127.0.0.1:${(slowRedis.address() as AddressInfo).port}`,
+        RATE_LIMIT_PER_MINUTE: '1',
+        REDIS_KEY_PREFIX: `slow-redis-workers-${workers}:`,
+        // Its first answer (the client's ready check) is late, not lost: within the command timeout.
+        REDIS_TIMEOUT_MS: '1500',
+      });
+
+      // Asked as soon as the port takes connections, as a load balancer would.
+      let first: Awaited<ReturnType<typeof postGraphQL>> | undefined;
+      while (first === undefined)
+        first = await postGraphQL(url, '{ order(id: 1) { id } }').catch(
+          () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20)),
+        );
+      const second = await postGraphQL(url, '{ order(id: 1) { id } }');
+
+      expect([first.status, second.status]).toEqual([200, 429]);
+      for (const socket of sockets) socket.destroy();
+      slowRedis.close();
+    },
+    20_000,
+  );
 
   it('names the OTLP endpoint spans go to when tracing is switched on', async () => {
     const { output } = start({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SERVICE_NAME: 'pets' });

@@ -1,8 +1,9 @@
 /**
  * The benchmark's processes: each contender and the upstream run as their own Node process, so
  * that none shares an event loop with the load generator. The gateway runs compiled, as
- * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 dist/main.js`, read from package.json); the
- * helpers (emulator, ceiling, direct client) run from source under tsx.
+ * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 dist/main.js`,
+ * read from package.json); the helpers (emulator, ceiling, direct client) run from source under
+ * tsx.
  *
  * A gateway may be a process tree (WORKERS > 1: a cluster primary and its workers), so what is
  * measured of it (CPU time, resident memory) is read from Linux `/proc` for every process of
@@ -107,7 +108,7 @@ const DEFAULT_START_ARGS = ['--max-semi-space-size=8', '--heap-growing-percent=3
 
 /**
  * The node arguments of the `start` script (`node --max-semi-space-size=8 dist/main.js` →
- * `['--max-semi-space-size=8', 'dist/main.js']`), so that the heap or other flags set there are
+ * `['--max-semi-space-size=8', 'dist/main.js']`), so that heap or other flags added there are
  * benchmarked too. A script that is not a plain `node …` command falls back to the default.
  */
 export function startArguments(): readonly string[] {

@@ -120,17 +120,20 @@ describe('npm start', () => {
         REDIS_TIMEOUT_MS: '1500',
       });
 
-      // Asked as soon as the port takes connections, as a load balancer would.
-      let first: Awaited<ReturnType<typeof postGraphQL>> | undefined;
-      while (first === undefined)
-        first = await postGraphQL(url, '{ order(id: 1) { id } }').catch(
-          () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20)),
-        );
-      const second = await postGraphQL(url, '{ order(id: 1) { id } }');
+      try {
+        // Asked as soon as the port takes connections, as a load balancer would.
+        let first: Awaited<ReturnType<typeof postGraphQL>> | undefined;
+        while (first === undefined)
+          first = await postGraphQL(url, '{ order(id: 1) { id } }').catch(
+            () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20)),
+          );
+        const second = await postGraphQL(url, '{ order(id: 1) { id } }');
 
-      expect([first.status, second.status]).toEqual([200, 429]);
-      for (const socket of sockets) socket.destroy();
-      slowRedis.close();
+        expect([first.status, second.status]).toEqual([200, 429]);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        slowRedis.close();
+      }
     },
     20_000,
   );

@@ -94,8 +94,9 @@ function ask<A extends TakenMessage | MetricsAnswer>(
         !isMessage<MetricsAnswer>(message, 'gateway:metrics-answer')
       )
         return;
-      pending.get(String(message.id))?.(message);
-      pending.delete(String(message.id));
+      const key = String(message.id);
+      pending.get(key)?.(message);
+      pending.delete(key);
     });
   }
   const id = (nextId = (nextId + 1) % Number.MAX_SAFE_INTEGER);

@@ -481,6 +481,16 @@ export const SETTINGS = [
     parse: integer(1, 10_000_000),
   },
   {
+    key: 'inputMaxDepth',
+    env: 'INPUT_MAX_DEPTH',
+    default: '100',
+    description:
+      'deepest nesting of arrays and objects in variables and extensions, of brackets in a document, and of ' +
+      'fragments spreading one another (checked before parsing)',
+    // graphql-js parses recursively: past about 1,500 levels its stack overflows.
+    parse: integer(1, 500),
+  },
+  {
     key: 'queryMaxDirectives',
     env: 'QUERY_MAX_DIRECTIVES',
     default: '20',

@@ -49,6 +49,11 @@ export type ErrorCode =
   | 'TOO_MANY_ALIASES'
   /** the document has more tokens than QUERY_MAX_TOKENS (400) */
   | 'TOO_MANY_TOKENS'
+  /**
+   * variables or extensions that nest arrays and objects, a document that nests brackets, or fragments that spread
+   * one another, deeper than INPUT_MAX_DEPTH (400, whatever the Accept header)
+   */
+  | 'INPUT_TOO_DEEP'
   /** the operation has more directives than QUERY_MAX_DIRECTIVES (400) */
   | 'TOO_MANY_DIRECTIVES'
   /** the operation's estimated cost is over QUERY_MAX_COST (400) */

@@ -205,6 +205,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     rateLimiter: security.rateLimiter,
     trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.requestMaxBytes,
+    maxInputDepth: config.inputMaxDepth,
     csrfPrevention: config.csrfPrevention,
     // Trusted documents, the response cache and CORS are yoga plugins' work on every request.
     enabled:

@@ -70,16 +70,18 @@ const fingerprints = new WeakMap<HeaderSource, string | undefined>();
  */
 export function secretValues(variables: unknown, query: unknown): string[] {
   const found: string[] = [];
-  const walk = (value: unknown) => {
-    if (Array.isArray(value)) value.forEach(walk);
+  // A loop, not a recursion: variables are the caller's, nested as deep as it likes.
+  const pending: unknown[] = [variables];
+  for (let index = 0; index < pending.length; index++) {
+    const value = pending[index];
+    if (Array.isArray(value)) for (const item of value) pending.push(item);
     else if (typeof value === 'object' && value !== null) {
       for (const [key, item] of Object.entries(value)) {
         if (SECRET_NAME.test(key) && typeof item === 'string') found.push(item);
-        else walk(item);
+        else pending.push(item);
       }
     }
-  };
-  walk(variables);
+  }
   if (typeof query === 'string') {
     for (const match of query.matchAll(/\b(\w+)\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {
       if (!SECRET_NAME.test(match[1] ?? '')) continue;
@@ -96,15 +98,20 @@ export function secretValues(variables: unknown, query: unknown): string[] {
   return found;
 }
 
+/** Deepest level {@link redactFields} copies (the most INPUT_MAX_DEPTH allows); below it, a value is redacted whole. */
+const MAX_REDACTED_DEPTH = 500;
+
 /**
  * A copy of `value` with every field named like a secret (`password`, `token`, `apiKey`, ...)
  * replaced by {@link REDACTED}, at any depth: for variables, whose shape a log cannot know.
  */
-export function redactFields(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redactFields);
+export function redactFields(value: unknown, depth = 0): unknown {
   if (typeof value !== 'object' || value === null) return value;
+  // Variables deeper than INPUT_MAX_DEPTH are refused before they are logged; this bound is for any other caller.
+  if (depth >= MAX_REDACTED_DEPTH) return REDACTED;
+  if (Array.isArray(value)) return value.map((item) => redactFields(item, depth + 1));
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, SECRET_NAME.test(key) ? REDACTED : redactFields(item)]),
+    Object.entries(value).map(([key, item]) => [key, SECRET_NAME.test(key) ? REDACTED : redactFields(item, depth + 1)]),
   );
 }
 

@@ -29,6 +29,7 @@ import type { HeaderSource } from '../credentials.js';
 import { unexpectedError } from '../errors.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { RequestRecord, RequestScope } from '../observability/request-context.js';
+import { valueNestsDeeper } from '../security/input-depth.js';
 import { clientAddress, type RateLimiter } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
@@ -57,6 +58,8 @@ export type LaneOptions = {
   trustProxyHops: number;
   /** largest body of a JSON POST, in bytes */
   maxBodyBytes: number;
+  /** deepest nesting of the variables the lane serves itself (INPUT_MAX_DEPTH); deeper ones are yoga's to refuse */
+  maxInputDepth: number;
   csrfPrevention: boolean;
   /**
    * Whether the lane serves anything at all. Off when a feature that only yoga's plugins
@@ -89,13 +92,14 @@ type Params = { query: string; variables?: Record<string, unknown> | null; opera
 const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
 
 /** A parsed body or query string the lane serves itself, or undefined when yoga must look at it. */
-function laneParams(value: unknown): Params | undefined {
+function laneParams(value: unknown, maxDepth: number): Params | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const params = value as Record<string, unknown>;
   for (const key in params) if (!PARAM_NAMES.has(key) && params[key] != null) return undefined;
   const { query, variables, operationName, extensions } = params;
   if (typeof query !== 'string') return undefined;
   if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+  if (valueNestsDeeper(variables, maxDepth)) return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
   // Extensions (a persisted query's hash, for one) are for yoga's plugins.
   if (extensions != null) return undefined;
@@ -277,7 +281,8 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     } else {
       parsed = queryParams((request.url ?? '').slice(queryAt + 1));
     }
-    const params = laneParams(parsed);
+    // Variables nested too deep are refused by yoga's plugin, before anything walks them.
+    const params = laneParams(parsed, options.maxInputDepth);
     const prepared =
       params && (documents.get(params.query) ?? prepare(record, params.query, params.operationName, method, headers));
     const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);

@@ -10,6 +10,7 @@ import { corsOptions, useCsrfPrevention } from './cross-site.js';
 import { checkRepresentations } from './entities.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
+import { useInputDepthLimit } from './input-depth.js';
 import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
 import { createRateLimiter, useRateLimit, type RateLimiter, type RateLimitStore } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
@@ -25,6 +26,7 @@ export type SecurityConfig = Pick<
   | 'queryMaxDepth'
   | 'queryMaxAliases'
   | 'queryMaxTokens'
+  | 'inputMaxDepth'
   | 'queryMaxDirectives'
   | 'queryMaxCost'
   | 'listArgumentMaxItems'
@@ -94,6 +96,8 @@ export function createSecurity(
       introspection: config.introspection,
     }),
     ...(config.introspection ? [] : [useDisableIntrospection()]),
+    // Before the plugins that walk variables (redaction, the response cache's key, the log).
+    useInputDepthLimit(config.inputMaxDepth),
     useVariableErrorCode(),
     useSecretRedaction(),
   ];

@@ -1,8 +1,10 @@
 /**
  * The example deployments in deploy/, checked without Docker or Kubernetes: parsed as YAML (and
  * nginx's config read as text), every environment variable they give the gateway is one of its
- * settings with a value it accepts, the probes point at /health and /readiness, and the load
- * balancer sends to the replicas compose defines, with the client address the replicas trust.
+ * settings with a value it accepts, the replicas listen on every interface, the probes point at
+ * /health and /readiness, the load balancer sends to the replicas compose defines, with the client
+ * address the replicas trust and the `api_key` header, and the Ingress says what ingress-nginx
+ * needs for it. test/deploy-nginx.test.ts runs nginx.conf for real.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +56,8 @@ describe('deploy/docker-compose.yml', () => {
       const config = loadConfig([], { NODE_ENV: 'production', ...environment });
       expect(config.redisUrl).toBe('redis://redis:6379/0');
       expect(config.trustProxyHops).toBe(1);
+      // nginx reaches each replica over the compose network, not on its loopback.
+      expect(config.host).toBe('0.0.0.0');
     }
   });
 
@@ -79,11 +83,27 @@ describe('deploy/nginx.conf', () => {
   it("sets X-Forwarded-For to the caller's address: the one hop TRUST_PROXY_HOPS=1 trusts", () => {
     expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$remote_addr;/);
   });
+
+  it('passes headers with an underscore in their name (api_key) on, for every server', () => {
+    const http = nginx.slice(nginx.indexOf('http {'), nginx.indexOf('server {'));
+
+    expect(http).toMatch(/^\s*underscores_in_headers on;/m);
+  });
+
+  it("passes the caller's X-Request-Id on when it has one, nginx's own otherwise", () => {
+    expect(nginx).toMatch(/map \$http_x_request_id \$req_id \{[^}]*default \$request_id;/);
+    expect(nginx).toMatch(/proxy_set_header X-Request-Id \$req_id;/);
+  });
 });
 
 describe('deploy/kubernetes/gateway.yaml', () => {
-  it('has a Deployment, a Service and a HorizontalPodAutoscaler for it', () => {
-    expect(manifests.map((manifest) => manifest.kind)).toEqual(['Deployment', 'Service', 'HorizontalPodAutoscaler']);
+  it('has a Deployment, a Service, a HorizontalPodAutoscaler and an Ingress for it', () => {
+    expect(manifests.map((manifest) => manifest.kind)).toEqual([
+      'Deployment',
+      'Service',
+      'HorizontalPodAutoscaler',
+      'Ingress',
+    ]);
     expect(manifests[2]?.spec['scaleTargetRef']).toMatchObject({ kind: 'Deployment', name: 'petstore-gateway' });
   });
 
@@ -98,9 +118,9 @@ describe('deploy/kubernetes/gateway.yaml', () => {
     const values = Object.fromEntries(
       env.flatMap((variable) => (variable.value ? [[variable.name, variable.value]] : [])),
     );
-    expect(() =>
-      loadConfig([], { NODE_ENV: 'production', ...values, REDIS_URL: 'redis://redis:6379/0' }),
-    ).not.toThrow();
+    const config = loadConfig([], { NODE_ENV: 'production', ...values, REDIS_URL: 'redis://redis:6379/0' });
+    // The Service reaches the pod on its own address, not on its loopback.
+    expect(config.host).toBe('0.0.0.0');
   });
 
   it('probes liveness on /health and readiness on /readiness, on the container port, with resource limits', () => {
@@ -111,5 +131,28 @@ describe('deploy/kubernetes/gateway.yaml', () => {
     expect(container?.ports).toEqual([{ name: 'http', containerPort: 4000 }]);
     expect(container?.livenessProbe.httpGet.port).toBe('http');
     expect(container?.resources.limits).toEqual({ cpu: '2', memory: '1Gi' });
+  });
+});
+
+describe('deploy/kubernetes/gateway.yaml: the Ingress', () => {
+  const text = read('kubernetes/gateway.yaml');
+  const ingress = manifests.find((manifest) => manifest.kind === 'Ingress') as
+    (Manifest & { metadata: { annotations: Record<string, string> } }) | undefined;
+
+  it("routes to the Service's http port, taking uploads as large as nginx.conf does, streamed", () => {
+    const [, bodySize] = /client_max_body_size (\S+);/.exec(read('nginx.conf')) ?? [];
+
+    expect(ingress?.spec['rules']).toMatchObject([
+      { http: { paths: [{ path: '/', backend: { service: { name: 'petstore-gateway', port: { name: 'http' } } } }] } },
+    ]);
+    expect(ingress?.metadata.annotations).toEqual({
+      'nginx.ingress.kubernetes.io/proxy-body-size': bodySize,
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+    });
+  });
+
+  it("says to set ingress-nginx's enable-underscores-in-headers, without which api_key never arrives", () => {
+    expect(text).toMatch(/"enable-underscores-in-headers":"true"/);
+    expect(text).toMatch(/^#\s+enable-underscores-in-headers: "true"$/m);
   });
 });

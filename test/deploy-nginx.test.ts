@@ -1,0 +1,447 @@
+/**
+ * deploy/nginx.conf run for real: Debian's nginx with the shipped file (only its upstream
+ * servers, listen port, log and temporary paths rewritten: test/helpers/nginx.ts) in front of two
+ * gateways with the settings deploy/docker-compose.yml gives its replicas (TRUST_PROXY_HOPS=1),
+ * sharing one redis-server and one embedded emulator. Through the proxy: the README's first
+ * query answers with both credentials (nginx passes `api_key` on), the caller's X-Request-Id
+ * reaches the gateway and comes back (nginx's own id when there is none), an upload streams
+ * through, a rate limit counts each caller's address, and when a replica stops mid-load nginx
+ * moves on to the other.
+ */
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../src/config.js';
+import { startEmulator, type Emulator } from '../src/emulator/server.js';
+import { createGateway } from '../src/gateway.js';
+import { serve } from '../src/server.js';
+import { CLOSING, multipartOpening, openMultipart, uploadParts } from './helpers/multipart.js';
+import { nginxBinary, startNginx, type Nginx } from './helpers/nginx.js';
+import { captureLog, type CapturedLog } from './helpers/observed.js';
+import { PROJECT_ROOT } from './helpers/process.js';
+import { useRedis } from './helpers/redis.js';
+import { freePort } from './helpers/redis-server.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, expectedRequest, summary } from './helpers/stack.js';
+
+const NGINX = nginxBinary();
+const read = (file: string) => readFileSync(`${PROJECT_ROOT}${file}`, 'utf8');
+const NGINX_CONF = read('deploy/nginx.conf');
+
+/** The settings deploy/docker-compose.yml gives its gateway replicas. */
+const COMPOSE_SETTINGS =
+  (parse(read('deploy/docker-compose.yml')) as { services: Record<string, { environment?: Record<string, string> }> })
+    .services['gateway-1']?.environment ?? {};
+
+/** The README's first query (the curl of its Quick start) and the answer the README shows for it. */
+function readmeFirstQuery(): { query: string; answer: unknown } {
+  const readme = read('README.md');
+  const [, body] = /-d '(\{"query":[^']*\})'/.exec(readme) ?? [];
+  const [, answer] = /```json\n(\{"data":[^\n]*\})\n```/.exec(readme) ?? [];
+  if (body === undefined || answer === undefined) throw new Error('README.md has no curl query with a JSON answer');
+  return { query: (JSON.parse(body) as { query: string }).query, answer: JSON.parse(answer) };
+}
+
+/** Requests a minute one caller address may make in these tests (RATE_LIMIT_ADDRESS_PER_MINUTE). */
+const ADDRESS_LIMIT = 12;
+
+/** nginx's own request id ($request_id): 32 hex digits. */
+const NGINX_REQUEST_ID = /^[0-9a-f]{32}$/;
+
+/** One line of the access log deploy/nginx.conf writes (its `gateway` format). */
+type AccessLine = { requestId: string; client: string; method: string; status: number; upstream: string };
+
+type Replica = {
+  /** 127.0.0.1:<port>, as nginx names it in its upstream list and access log */
+  address: string;
+  log: CapturedLog;
+  /** stops as on SIGTERM (main.ts): refuses new connections, finishes those in flight; once */
+  stop(): Promise<void>;
+};
+
+type Deployment = {
+  replicas: [Replica, Replica];
+  nginx: Nginx;
+  /** nginx's access log so far, parsed */
+  accessLines(): AccessLine[];
+  /** the access log line of the request with this id, once nginx has written it */
+  accessLine(requestId: string): Promise<AccessLine>;
+  /** the gateway's log line of the request with this id, from whichever replica served it */
+  requestLine(requestId: string): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+};
+
+/** Polls `read` until it returns a value (a few seconds at most). */
+async function eventually<T>(read: () => T | undefined, what: string, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A replica as main.ts runs one process: the gateway on HOST:PORT, served until stopped. */
+async function startReplica(env: Record<string, string>): Promise<Replica> {
+  const config = loadConfig([], env);
+  const log = captureLog();
+  const gateway = createGateway(
+    { ...config, petstoreUrl: config.petstoreUrl ?? '', plantsUrl: config.plantsUrl ?? '' },
+    { logDestination: log },
+  );
+  // As main.ts: Redis has answered before the replica takes a request, so rate limits count from the first.
+  const redis = await gateway.redis?.settled(5000);
+  if (redis !== 'ready') {
+    await gateway.close();
+    throw new Error(`a replica found Redis ${redis ?? 'not configured'}`);
+  }
+  const serving = await serve(gateway, config, () => undefined);
+  let stopped: Promise<void> | undefined;
+  return {
+    address: `127.0.0.1:${serving.port}`,
+    log,
+    stop: () => (stopped ??= serving.stop('SIGTERM').then(() => undefined)),
+  };
+}
+
+/** Two replicas with these settings and nginx in front of them, with deploy/nginx.conf. */
+async function startDeployment(env: Record<string, string>): Promise<Deployment> {
+  // Whatever did start is stopped when the rest cannot be.
+  const first = await startReplica(env);
+  const second = await startReplica(env).catch(async (error: unknown) => {
+    await first.stop();
+    throw error;
+  });
+  const replicas: [Replica, Replica] = [first, second];
+  const nginx = await startNginx(NGINX ?? 'nginx', NGINX_CONF, {
+    upstreams: replicas.map((replica) => replica.address),
+    port: await freePort(),
+  }).catch(async (error: unknown) => {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    throw error;
+  });
+  const accessLines = () => nginx.accessLog().map((line) => JSON.parse(line) as AccessLine);
+  return {
+    replicas,
+    nginx,
+    accessLines,
+    accessLine: (requestId) =>
+      eventually(() => accessLines().find((line) => line.requestId === requestId), `nginx to log ${requestId}`),
+    requestLine: (requestId) =>
+      eventually(
+        () =>
+          replicas
+            .flatMap((replica) => replica.log.lines())
+            .find((line) => line['requestId'] === requestId && typeof line['status'] === 'number'),
+        `a gateway to log ${requestId}`,
+      ),
+    async close() {
+      await nginx.stop();
+      await Promise.all(replicas.map((replica) => replica.stop()));
+    },
+  };
+}
+
+type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: unknown };
+
+/** Sends a query to nginx by POST (JSON) or GET, from a loopback address of the test's choice. */
+function send(
+  nginx: Nginx,
+  {
+    method = 'POST',
+    query,
+    headers = {},
+    from = '127.0.0.1',
+  }: {
+    method?: 'GET' | 'POST';
+    query: string;
+    headers?: Record<string, string>;
+    from?: string;
+  },
+): Promise<Answer> {
+  const path = method === 'GET' ? `/graphql?query=${encodeURIComponent(query)}` : '/graphql';
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      `${nginx.origin}${path}`,
+      {
+        method,
+        // Each request on its own connection from `from`: nginx sees that address as the caller's.
+        agent: false,
+        localAddress: from,
+        headers: {
+          accept: 'application/graphql-response+json, application/json',
+          // A GET is what a page of another site can make a browser send: CSRF prevention wants a header.
+          ...(method === 'POST' ? { 'content-type': 'application/json' } : { 'x-graphql-csrf': '1' }),
+          ...headers,
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('error', reject);
+        response.once('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const json = (response.headers['content-type'] ?? '').includes('json');
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: json ? JSON.parse(text) : text,
+          });
+        });
+      },
+    );
+    request.once('error', reject);
+    request.end(method === 'POST' ? JSON.stringify({ query }) : undefined);
+  });
+}
+
+const SKIPPED = NGINX === undefined ? ' (skipped: nginx is not installed; apt-get install nginx)' : '';
+// A whole skipped file shows no test names in the default reporter: say why here.
+if (NGINX === undefined) console.warn(`deploy/nginx.conf is not run${SKIPPED}`);
+
+describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of two replicas${SKIPPED}`, () => {
+  const redis = useRedis();
+  let emulator: Emulator;
+  let deployment: Deployment;
+  const deployments: Deployment[] = [];
+  /** The replicas' settings: compose's, with this test's upstreams, Redis and ports, as one process each. */
+  const settings = (overrides: Record<string, string> = {}): Record<string, string> => ({
+    ...COMPOSE_SETTINGS,
+    // What the image sets (Dockerfile).
+    NODE_ENV: 'production',
+    // This test's upstreams and Redis, a free loopback port, one process per replica.
+    PETSTORE_URL: emulator.petstoreUrl,
+    PLANTS_URL: emulator.plantsUrl,
+    REDIS_URL: redis.url,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WORKERS: '1',
+    ...overrides,
+  });
+  const upstream = () => {
+    const requests = emulator.requests.map(summary).sort((a, b) => a.path.localeCompare(b.path));
+    emulator.clearRequests();
+    return requests;
+  };
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+    deployment = await startDeployment(settings({ RATE_LIMIT_ADDRESS_PER_MINUTE: String(ADDRESS_LIMIT) }));
+    deployments.push(deployment);
+  }, 30_000);
+  afterEach(async () => {
+    emulator.reset();
+    emulator.clearRequests();
+    // Rate-limit counters and cached answers start afresh for each test.
+    await redis.cli('FLUSHALL');
+  });
+  afterAll(async () => {
+    await Promise.all(deployments.map((each) => each.close()));
+    await emulator?.close();
+  });
+
+  it("answers the README's first query with both credentials: nginx passes the api_key header on", async () => {
+    const readme = readmeFirstQuery();
+
+    const answer = await send(deployment.nginx, { query: readme.query, headers: ALL_CREDENTIALS });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual(readme.answer);
+    const received = upstream();
+    expect(received).toContainEqual(expectedGet('/api/v3/store/inventory', 'api_key'));
+    expect(received.map((request) => request.apiKey)).toEqual(received.map(() => API_KEY));
+  });
+
+  it('passes a bearer token on to the pet store', async () => {
+    const answer = await send(deployment.nginx, {
+      query: '{ pet(id: 2) { id name } }',
+      headers: { authorization: `Bearer ${BEARER}` },
+    });
+
+    expect(answer).toMatchObject({ status: 200, body: { data: { pet: { id: '2', name: 'Cat 2' } } } });
+    expect(upstream()).toEqual([expectedGet('/api/v3/pet/2', 'bearer')]);
+  });
+
+  it("keeps the caller's X-Request-Id: in the answer, the gateway's log line, the upstream call and nginx's log", async () => {
+    const answer = await send(deployment.nginx, {
+      query: '{ pet(id: 3) { id } }',
+      headers: { ...ALL_CREDENTIALS, 'x-request-id': 'checkout-7f3a' },
+    });
+
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-request-id']).toBe('checkout-7f3a');
+    expect(await deployment.requestLine('checkout-7f3a')).toMatchObject({ path: '/graphql', status: 200 });
+    expect(emulator.requests.map((request) => request.headers['x-request-id'])).toEqual(['checkout-7f3a']);
+    expect(await deployment.accessLine('checkout-7f3a')).toMatchObject({ status: 200, method: 'POST' });
+  });
+
+  it("gives a request without a usable X-Request-Id nginx's id, the same in both logs and the answer", async () => {
+    const without = await send(deployment.nginx, { query: '{ pet(id: 4) { id } }', headers: ALL_CREDENTIALS });
+    const malformed = await send(deployment.nginx, {
+      query: '{ pet(id: 5) { id } }',
+      headers: { ...ALL_CREDENTIALS, 'x-request-id': 'two words' },
+    });
+
+    for (const answer of [without, malformed]) {
+      const id = String(answer.headers['x-request-id']);
+      expect(id).toMatch(NGINX_REQUEST_ID);
+      expect(await deployment.accessLine(id)).toMatchObject({ status: 200 });
+      expect(await deployment.requestLine(id)).toMatchObject({ status: 200 });
+    }
+    expect(without.headers['x-request-id']).not.toBe(malformed.headers['x-request-id']);
+  });
+
+  it('streams an upload through: the pet store has the start of the file while the caller still sends the rest', async () => {
+    const file = Buffer.from(Array.from({ length: 1024 * 1024 }, (_, index) => index % 256));
+    const parts = uploadParts(
+      {
+        query: `mutation ($file: File!) { uploadPetImage(petId: 1, file: $file, additionalMetadata: "front") { code message } }`,
+        variables: {},
+      },
+      { filename: 'photo.png', contentType: 'image/png' },
+    );
+    const upload = openMultipart(`${deployment.nginx.origin}/graphql`, { headers: ALL_CREDENTIALS });
+
+    await upload.write(multipartOpening(parts));
+    await upload.write(file.subarray(0, 512 * 1024));
+    const midway = await eventually(() => {
+      const request = emulator.requests.find((candidate) => candidate.bytesReceived >= 256 * 1024);
+      return request && { complete: request.complete };
+    }, 'the pet store to receive 256 KiB');
+    await upload.end(Buffer.concat([file.subarray(512 * 1024), CLOSING]));
+    const answer = await upload.response;
+
+    expect(midway).toEqual({ complete: false });
+    expect(answer).toEqual({
+      status: 200,
+      data: {
+        uploadPetImage: { code: 200, message: `additionalMetadata: front\nFile uploaded, ${file.length} bytes` },
+      },
+    });
+    const [received] = emulator.requests;
+    expect(received && { ...summary(received), file: received.rawBody.equals(file) }).toEqual({
+      ...expectedRequest(
+        'POST',
+        '/api/v3/pet/1/uploadImage',
+        'bearer',
+        'application/octet-stream',
+        'additionalMetadata=front',
+      ),
+      file: true,
+    });
+  });
+
+  it("counts a rate limit per caller address (nginx's X-Forwarded-For), across both replicas", async () => {
+    const query = '{ pet(id: 1) { id } }';
+    const statuses: number[] = [];
+    for (let n = 0; n < ADDRESS_LIMIT; n++)
+      statuses.push((await send(deployment.nginx, { query, headers: ALL_CREDENTIALS, from: '127.0.0.2' })).status);
+
+    const refused = await send(deployment.nginx, { query, headers: ALL_CREDENTIALS, from: '127.0.0.2' });
+    // nginx replaces what the caller says in X-Forwarded-For with the address it sees.
+    const forged = await send(deployment.nginx, {
+      query,
+      headers: { ...ALL_CREDENTIALS, 'x-forwarded-for': '203.0.113.7' },
+      from: '127.0.0.2',
+    });
+    const otherCaller = await send(deployment.nginx, { query, headers: ALL_CREDENTIALS, from: '127.0.0.3' });
+
+    expect(statuses).toEqual(Array.from({ length: ADDRESS_LIMIT }, () => 200));
+    expect(refused).toMatchObject({ status: 429, body: { errors: [{ extensions: { code: 'RATE_LIMITED' } }] } });
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    expect(forged.status).toBe(429);
+    expect(otherCaller.status).toBe(200);
+    // Both replicas counted: round robin gave each of them some of the caller's requests.
+    const served = await eventually(() => {
+      const lines = deployment.accessLines().filter((line) => line.client === '127.0.0.2' && line.status === 200);
+      return lines.length === ADDRESS_LIMIT ? new Set(lines.map((line) => line.upstream)) : undefined;
+    }, "nginx to log the caller's requests");
+    expect(served).toEqual(new Set(deployment.replicas.map((replica) => replica.address)));
+  });
+
+  it('moves on to the other replica when one stops mid-load: only POSTs already sent to it can fail', async () => {
+    const load = await startDeployment(settings());
+    deployments.push(load);
+    const [stopping, staying] = load.replicas;
+
+    const results = await loadWhileStopping(load.nginx, stopping);
+    const lines = await eventually(() => {
+      const byId = new Map(load.accessLines().map((line) => [line.requestId, line]));
+      const found = results.flatMap((result) => byId.get(result.id) ?? []);
+      return found.length === results.length ? found : undefined;
+    }, 'nginx to log every request');
+    const logged = (result: LoadResult) => lines[results.indexOf(result)];
+
+    // nginx retries a GET whatever became of it (a GraphQL GET only reads), and sends nothing more to a
+    // replica that refuses connections: every request sent after the stop is answered.
+    expect(results.filter((result) => result.method === 'GET' && result.status !== 200)).toEqual([]);
+    expect(results.filter((result) => result.phase === 'stopped' && result.status !== 200)).toEqual([]);
+    // A POST nginx had written to the stopping replica (on a keep-alive connection it was closing) is not
+    // sent again: nginx cannot tell a query from a mutation (deploy/nginx.conf, proxy_next_upstream).
+    for (const result of results.filter((each) => each.status !== 200))
+      expect({ method: result.method, status: result.status, upstream: logged(result)?.upstream }).toEqual({
+        method: 'POST',
+        status: 502,
+        upstream: stopping.address,
+      });
+    expect(
+      new Set(results.filter((result) => result.status === 200).map((result) => JSON.stringify(result.body))),
+    ).toEqual(new Set([JSON.stringify({ data: { pet: { id: '1', name: 'Cat 1' } } })]));
+    // Both replicas served before the stop; after it nginx tried the stopped one and moved on to the other.
+    const before = results.filter((result) => result.phase === 'before').map((result) => logged(result)?.upstream);
+    expect(before).toEqual(expect.arrayContaining([stopping.address, staying.address]));
+    expect(
+      lines.some((line) => line.upstream === `${stopping.address}, ${staying.address}` && line.status === 200),
+    ).toBe(true);
+    const after = results.filter((result) => result.phase === 'stopped').map((result) => logged(result)?.upstream);
+    expect(after.filter((upstream) => !upstream?.endsWith(staying.address))).toEqual([]);
+  });
+});
+
+type LoadResult = {
+  id: string;
+  method: 'GET' | 'POST';
+  phase: 'before' | 'stopping' | 'stopped';
+  status: number;
+  body: unknown;
+};
+
+/** Answers the load needs before the stop, and after it. */
+const LOAD_BEFORE_STOP = 40;
+const LOAD_AFTER_STOP = 60;
+
+/**
+ * Six callers send a query over and over, by turns by GET and by POST, each on a new connection to
+ * nginx; after the first answers `replica` stops, and the callers go on until enough requests sent
+ * after the stop have been answered. Every answer, with the phase its request was sent in.
+ */
+async function loadWhileStopping(nginx: Nginx, replica: Replica): Promise<LoadResult[]> {
+  const results: LoadResult[] = [];
+  let phase: LoadResult['phase'] = 'before';
+  let answeredAfterStop = 0;
+  let startStop = () => {};
+  const enoughBefore = new Promise<void>((resolve) => (startStop = resolve));
+  const caller = async (caller: number) => {
+    for (let n = 0; answeredAfterStop < LOAD_AFTER_STOP; n++) {
+      const sentIn = phase;
+      const method = (caller + n) % 2 === 0 ? 'GET' : 'POST';
+      const id = `load-${caller}-${n}`;
+      const answer = await send(nginx, {
+        method,
+        query: '{ pet(id: 1) { id name } }',
+        headers: { ...ALL_CREDENTIALS, 'x-request-id': id },
+      });
+      results.push({ id, method, phase: sentIn, status: answer.status, body: answer.body });
+      if (results.length >= LOAD_BEFORE_STOP) startStop();
+      if (sentIn === 'stopped') answeredAfterStop += 1;
+    }
+  };
+  const callers = Promise.all(Array.from({ length: 6 }, (_, n) => caller(n)));
+  await Promise.race([enoughBefore, callers]);
+  phase = 'stopping';
+  await replica.stop();
+  phase = 'stopped';
+  await callers;
+  return results;
+}

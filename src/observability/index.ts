@@ -122,7 +122,7 @@ export function createObservability(
   const log = createLogger(config.logLevel, dependencies.logDestination);
   const debug = log.isLevelEnabled('debug');
   const metrics = config.metrics ? createMetrics(dependencies.clusterMetrics) : undefined;
-  const tracing = createTracing(config, dependencies);
+  const tracing = createTracing(config, log, dependencies);
   const baseUrls: Record<UpstreamService, string> = { petstore: config.petstoreUrl, plants: config.plantsUrl };
 
   /** Counts an operation and ends its span, once. */

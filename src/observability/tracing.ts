@@ -3,6 +3,9 @@
  * GraphQL operation (a child of the caller's `traceparent`, when it sent one) and a client span
  * per upstream call, whose context goes upstream as `traceparent`. Spans are given their parent
  * explicitly, so nothing is registered globally and several gateways can live in one process.
+ * Spans go to an OTLP collector (an outage is one warning line of the log, its end one more) or,
+ * with OTEL_TRACES_EXPORTER=console, into the log, one JSON line each (`span-exporters.ts`). A
+ * stop waits at most {@link TRACING_STOP_MS} for the spans still buffered.
  */
 import { createRequire } from 'node:module';
 import {
@@ -17,6 +20,8 @@ import {
 } from '@opentelemetry/api';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config } from '../config.js';
+import type { Logger } from './logger.js';
+import { logSpanExporter, watchedExporter } from './span-exporters.js';
 import type { HeaderSource } from '../credentials.js';
 import type { UpstreamCallOutcome } from '../upstream/http.js';
 import type { UpstreamService } from '../upstream/failure.js';
@@ -111,7 +116,10 @@ export type Tracing = {
   endUpstreamCall(span: Span, outcome: UpstreamCallOutcome): void;
   /** the `traceparent` (and `tracestate`) headers that make the upstream's spans children of `span` */
   headersFor(span: Span): Record<string, string>;
-  /** exports the spans still buffered and stops */
+  /**
+   * exports the spans still buffered and stops, within {@link TRACING_STOP_MS}; never rejects (a
+   * failed last export has had its warning)
+   */
   shutdown(): Promise<void>;
 };
 
@@ -121,18 +129,66 @@ export type TracingDependencies = {
   spanExporter?: SpanExporter;
 };
 
-/** Builds the tracing of a gateway, or undefined when it is off. */
-export function createTracing(config: TracingConfig, dependencies: TracingDependencies = {}): Tracing | undefined {
+/**
+ * How long a stop waits for the spans still buffered to be sent, in milliseconds. The OTLP
+ * exporter gives a collector up to OTEL_EXPORTER_OTLP_TIMEOUT (10 s by default) per export and
+ * retries within it: a collector that accepts connections and never answers would hold the
+ * gateway's stop that long. The gateway closes after its requests (within SHUTDOWN_GRACE_MS) and
+ * a stop must end within 2 s of that grace, so tracing gets 1.5 s of them: after that the spans
+ * still unsent are dropped, with a warning, and the stop goes on.
+ */
+export const TRACING_STOP_MS = 1500;
+
+/** Shuts `provider` down, waiting for it at most {@link TRACING_STOP_MS}. */
+async function stopWithin(provider: { shutdown(): Promise<void> }, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(resolve, TRACING_STOP_MS, 'late');
+  });
+  // A last export that failed has been reported by the watched exporter; the stop goes on without it.
+  const stopped = provider.shutdown().then(
+    () => 'stopped' as const,
+    () => 'failed' as const,
+  );
+  try {
+    if ((await Promise.race([stopped, late])) === 'late')
+      log.warn(`tracing: spans not sent within ${TRACING_STOP_MS} ms of the stop are dropped`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Where spans go: the test's exporter, the log (console), or an OTLP collector, watched. */
+function spanProcessor(
+  config: TracingConfig,
+  kind: 'otlp' | 'console' | undefined,
+  log: Logger,
+  sdk: Sdk,
+  spanExporter: SpanExporter | undefined,
+) {
+  const { BatchSpanProcessor, SimpleSpanProcessor } = sdk.traceBase;
+  if (spanExporter) return new SimpleSpanProcessor(spanExporter);
+  // One line per span as it ends, in the log's own stream (the SDK's console exporter dumps objects on stdout).
+  if (kind === 'console') return new SimpleSpanProcessor(logSpanExporter(log, sdk.core));
+  const url = otlpTracesUrl(config);
+  return new BatchSpanProcessor(watchedExporter(new sdk.otlp.OTLPTraceExporter({ url }), url, log, sdk.core));
+}
+
+/**
+ * Builds the tracing of a gateway, or undefined when it is off. `log` receives the spans with
+ * OTEL_TRACES_EXPORTER=console, and the warning when an OTLP collector cannot be reached.
+ */
+export function createTracing(
+  config: TracingConfig,
+  log: Logger,
+  dependencies: TracingDependencies = {},
+): Tracing | undefined {
   const kind = tracesExporter(config);
   if (dependencies.spanExporter === undefined && kind === undefined) return undefined;
   const sdk = loadSdk();
-  const { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = sdk.traceBase;
+  const { BasicTracerProvider } = sdk.traceBase;
   const { defaultResource, resourceFromAttributes } = sdk.resources;
-  const processor = dependencies.spanExporter
-    ? new SimpleSpanProcessor(dependencies.spanExporter)
-    : kind === 'console'
-      ? new SimpleSpanProcessor(new ConsoleSpanExporter())
-      : new BatchSpanProcessor(new sdk.otlp.OTLPTraceExporter({ url: otlpTracesUrl(config) }));
+  const processor = spanProcessor(config, kind, log, sdk, dependencies.spanExporter);
   const provider = new BasicTracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ 'service.name': config.otelServiceName })),
     sampler: sampler(config, sdk.traceBase),
@@ -183,7 +239,7 @@ export function createTracing(config: TracingConfig, dependencies: TracingDepend
       propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter);
       return headers;
     },
-    shutdown: () => provider.shutdown(),
+    shutdown: () => stopWithin(provider, log),
   };
 }
 

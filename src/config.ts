@@ -140,7 +140,15 @@ const origins = (raw: string, env: string): readonly string[] => {
  * (also the source of `--help` and of {@link Config}).
  */
 export const SETTINGS = [
-  { key: 'host', env: 'HOST', default: '0.0.0.0', description: 'interface to listen on', parse: (raw: string) => raw },
+  {
+    key: 'host',
+    env: 'HOST',
+    // Outside production GraphiQL has demo credentials and mutations are open: loopback only, unless asked.
+    default: '127.0.0.1',
+    productionDefault: '0.0.0.0',
+    description: 'interface to listen on (0.0.0.0: every interface, as a container needs)',
+    parse: (raw: string) => raw,
+  },
   {
     key: 'port',
     env: 'PORT',
@@ -420,7 +428,8 @@ export const SETTINGS = [
     env: 'GRAPHIQL',
     default: 'true',
     productionDefault: 'false',
-    description: 'serve GraphiQL at /graphql to browsers: true or false',
+    description:
+      'serve GraphiQL at /graphql to browsers: true or false (false with TRUSTED_DOCUMENTS, which it cannot use)',
     parse: flag,
   },
   {
@@ -678,7 +687,7 @@ function readSettings<T extends readonly Setting[]>(
       strict: true,
     }).values;
   } catch (error) {
-    throw new ConfigError(error instanceof Error ? error.message : 'unreadable command line');
+    throw new ConfigError(commandLineError(error, settings));
   }
   const values: Record<string, unknown> = {};
   // NODE_ENV=production switches the settings that have a production default to it.
@@ -697,6 +706,49 @@ function readSettings<T extends readonly Setting[]>(
   }
   // Each value came from its own setting's parser, so each field has the type SettingValues gives it.
   return values as SettingValues<T>;
+}
+
+/** What is wrong with the command line, with the setting meant when a flag is misspelt. */
+function commandLineError(error: unknown, settings: readonly Setting[]): string {
+  const message = error instanceof Error ? error.message : 'unreadable command line';
+  const unknown = /^Unknown option '(--?[^']*)'/.exec(message)?.[1];
+  if (unknown === undefined) return `${message.split('. ')[0] ?? message}; see --help`;
+  const flags = [...settings.map((setting) => flagName(setting.env)), '--help', '--print-schema'];
+  const meant = closestName(unknown.replace(/=.*/, ''), flags);
+  const setting = settings.find((each) => flagName(each.env) === meant);
+  const suggestion = meant === undefined ? '' : ` Did you mean ${meant}${setting ? ` (${setting.env})` : ''}?`;
+  return `Unknown option '${unknown}'.${suggestion} See --help for every setting.`;
+}
+
+/**
+ * The candidate closest to `name` (edit distance, a swap of neighbours counting one), when it is
+ * close enough to be a misspelling of it: for "did you mean" messages.
+ */
+export function closestName(name: string, candidates: readonly string[]): string | undefined {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (best === undefined || distance < best.distance) best = { candidate, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.candidate : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number) => rows[i]?.[j] ?? Infinity;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let distance = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        distance = Math.min(distance, at(i - 2, j - 2) + 1);
+      (rows[i] as number[])[j] = distance;
+    }
+  }
+  return at(a.length, b.length);
 }
 
 const EMULATOR_SETTINGS = [
@@ -778,7 +830,7 @@ export function loadConfig(
   argv: readonly string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
-  const set = readSettings(SETTINGS, argv, env);
+  const set = graphiqlChecked(readSettings(SETTINGS, argv, env), argv, env);
   checkUpstreams(set);
   const {
     upstreamTimeoutMs,
@@ -817,6 +869,22 @@ export function loadConfig(
   });
   settingsAsSet.set(config, set);
   return config;
+}
+
+/**
+ * GraphiQL sends documents as text, which trusted-documents mode refuses: with TRUSTED_DOCUMENTS
+ * it is off, and asking for both is refused.
+ */
+function graphiqlChecked(set: SettingsAsSet, argv: readonly string[], env: NodeJS.ProcessEnv): SettingsAsSet {
+  if (set.trustedDocuments === undefined || !set.graphiql) return set;
+  const asked =
+    (env['GRAPHIQL'] ?? '') !== '' || argv.some((arg) => arg === '--graphiql' || arg.startsWith('--graphiql='));
+  if (asked)
+    throw new ConfigError(
+      'GRAPHIQL=true cannot be used with TRUSTED_DOCUMENTS: GraphiQL sends documents as text, which only ' +
+        'the documents of the manifest may be; unset GRAPHIQL',
+    );
+  return { ...set, graphiql: false };
 }
 
 /** Refuses upstream URLs set by halves, and a start without upstreams where demo data must not be served. */

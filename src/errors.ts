@@ -58,6 +58,8 @@ export type ErrorCode =
   | 'TOO_MANY_DIRECTIVES'
   /** the operation's estimated cost is over QUERY_MAX_COST (400) */
   | 'QUERY_TOO_COSTLY'
+  /** a browser opened the GraphQL endpoint while GRAPHIQL is off (404): the message says how to send a query */
+  | 'GRAPHIQL_DISABLED'
   /** `__schema`, `__type` or `_service` while INTROSPECTION is off (400) */
   | 'INTROSPECTION_DISABLED'
   /** APQ: no document is kept for this hash yet; send it with its hash once (404) */

@@ -2,13 +2,15 @@
  * The gateway: a yoga instance wired to the upstream areas. It never listens (`main.ts` does),
  * so tests build their own.
  */
+import type { GraphQLSchema } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
-import { responseCachePlugins } from './plugins/response-cache.js';
+import { checkTtlPerType, responseCacheOn, responseCachePlugins } from './plugins/response-cache.js';
 import { maskError } from './errors.js';
 import { createHttpHandler, type HttpHandler } from './http/lane.js';
+import { useEntryPages } from './plugins/entry-pages.js';
 import { graphiqlOptions } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
@@ -125,12 +127,16 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const shared = sharedState(config, observability);
   // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). A bad manifest stops here.
   let security: Security;
+  let schema: GraphQLSchema;
   try {
     security = createSecurity(
       config,
       { maxFiles: config.uploadMaxFiles },
       shared?.rateLimitStore ?? dependencies.rateLimitStore,
     );
+    schema = security.schema(createSchema());
+    // A misspelt type in RESPONSE_CACHE_TTL_PER_TYPE would silently cache nothing: refused at start.
+    checkTtlPerType(config.responseCacheTtlPerType, schema);
   } catch (error) {
     void shared?.redis.close();
     void observability.close();
@@ -150,7 +156,6 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
 
-  const schema = security.schema(createSchema());
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     context: ({ request }) => createContext(request, upstreamsFor(security.budget())),
@@ -164,7 +169,11 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     graphiql: config.graphiql ? graphiqlOptions({ emulator: config.emulator ?? false }) : false,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
+    // yoga's landing page names its version; `/` has a page of ours (src/plugins/entry-pages.ts).
+    landingPage: false,
     plugins: [
+      // First: a browser's visit is answered before the CSRF check refuses it.
+      useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
       useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
       ...security.plugins,
       // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
@@ -209,7 +218,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     csrfPrevention: config.csrfPrevention,
     // Trusted documents, the response cache and CORS are yoga plugins' work on every request.
     enabled:
-      config.trustedDocuments === undefined && config.responseCacheTtlMs <= 0 && config.corsOrigins === undefined,
+      config.trustedDocuments === undefined &&
+      !responseCacheOn({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }) &&
+      config.corsOrigins === undefined,
   });
 
   return {

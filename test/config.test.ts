@@ -38,7 +38,7 @@ function configError(argv: readonly string[], env: NodeJS.ProcessEnv): ConfigErr
 describe('loadConfig', () => {
   it('without flags or variables gives the defaults, and the embedded emulator (no upstream URLs)', () => {
     expect(loadConfig([], {})).toEqual({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 4000,
       petstoreUrl: undefined,
       plantsUrl: undefined,
@@ -97,7 +97,7 @@ describe('loadConfig', () => {
 
   /** Every setting but the timeouts: its variable, a value other than its default, and the field and value it gives. */
   const EVERY_SETTING: [env: string, raw: string, key: string, value: unknown][] = [
-    ['HOST', '127.0.0.1', 'host', '127.0.0.1'],
+    ['HOST', '0.0.0.0', 'host', '0.0.0.0'],
     // The embedded emulator whatever else is set.
     ['EMULATOR', 'true', 'emulator', true],
     ['PORT', '8080', 'port', 8080],

@@ -63,7 +63,7 @@ describe('npm start', () => {
       ),
       `Operations: ${origin}/health (liveness), ${origin}/readiness (upstreams reachable), ${origin}/metrics (Prometheus)`,
       'Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to send spans)',
-      'Settings changed from defaults: HOST=127.0.0.1 PORT=0 UPSTREAM_RETRIES=0 LOG_LEVEL=warn',
+      'Settings changed from defaults: PORT=0 UPSTREAM_RETRIES=0 LOG_LEVEL=warn',
     ]);
   });
 

@@ -1,5 +1,6 @@
 /**
- * The optional response cache (yoga's plugin), off unless `RESPONSE_CACHE_TTL_MS` is set.
+ * The optional response cache (yoga's plugin), off unless `RESPONSE_CACHE_TTL_MS` or
+ * `RESPONSE_CACHE_TTL_PER_TYPE` is set (alone, the latter keeps only answers holding its types).
  *
  * An answer is kept per operation, variables and caller: the key holds a hash of the caller's
  * credentials (the only part of a request that changes what the upstream answers), so one
@@ -10,14 +11,24 @@
  */
 import { createHash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
-import { getOperationAST, Kind, OperationTypeNode, type DocumentNode, type SelectionSetNode } from 'graphql';
+import {
+  getOperationAST,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  OperationTypeNode,
+  type DocumentNode,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import { closestName, ConfigError } from '../config.js';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
 
 /** What the cache is told by the configuration. */
 export type ResponseCacheOptions = {
-  /** lifetime of a kept answer, in milliseconds; 0: no cache */
+  /** lifetime of a kept answer, in milliseconds; 0: only answers holding a type of `ttlPerType` are kept */
   ttlMs: number;
   /** `Type=ms` or `Type.field=ms` entries: the lifetime of answers holding that type or field */
   ttlPerType?: readonly string[] | undefined;
@@ -88,9 +99,44 @@ function sortedJson(value: unknown): string {
   return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${sortedJson(item)}`).join(',')}}`;
 }
 
+/**
+ * Whether the cache is on: RESPONSE_CACHE_TTL_MS, or lifetimes per type alone (then only answers
+ * holding one of those types are kept).
+ */
+export function responseCacheOn(options: Pick<ResponseCacheOptions, 'ttlMs' | 'ttlPerType'>): boolean {
+  return options.ttlMs > 0 || (options.ttlPerType ?? []).some((entry) => !entry.endsWith('=0'));
+}
+
+/**
+ * Refuses lifetimes per type that name no type or field of the schema.
+ * @throws ConfigError naming the entry, and the name meant when it is misspelt
+ */
+export function checkTtlPerType(entries: readonly string[] | undefined, schema: GraphQLSchema): void {
+  for (const entry of entries ?? []) {
+    const [typeName = '', fieldName] = (entry.split('=')[0] ?? '').split('.');
+    const type = schema.getType(typeName);
+    const typeNames = Object.keys(schema.getTypeMap()).filter((name) => !name.startsWith('__'));
+    if (type === undefined || type === null) {
+      const meant = closestName(typeName, typeNames);
+      throw new ConfigError(
+        `RESPONSE_CACHE_TTL_PER_TYPE: the schema has no type ${typeName}` + (meant ? ` (did you mean ${meant}?)` : ''),
+      );
+    }
+    if (fieldName === undefined) continue;
+    const fields = isObjectType(type) || isInterfaceType(type) ? Object.keys(type.getFields()) : [];
+    if (!fields.includes(fieldName)) {
+      const meant = closestName(fieldName, fields);
+      throw new ConfigError(
+        `RESPONSE_CACHE_TTL_PER_TYPE: ${typeName} has no field ${fieldName}` +
+          (meant ? ` (did you mean ${typeName}.${meant}?)` : ''),
+      );
+    }
+  }
+}
+
 /** The response cache's plugins, or none when it is off. */
 export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
-  if (options.ttlMs <= 0) return [];
+  if (!responseCacheOn(options)) return [];
   const cache = options.cache ?? createInMemoryCache();
   const ttlPerSchemaCoordinate = Object.fromEntries(
     (options.ttlPerType ?? []).map((entry) => {

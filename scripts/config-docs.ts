@@ -1,0 +1,67 @@
+/**
+ * docs/configuration.md's table of settings, generated from the settings table in
+ * `src/config.ts`, so that a setting's default and meaning are written in one place: `npm run
+ * docs` rewrites the part of the page between its markers, and `test/docs.test.ts` fails when
+ * the page differs from what this writes.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { EMULATOR_SETTINGS, flagName, SETTINGS } from '../src/config.js';
+
+/** The page, relative to the project. */
+export const CONFIGURATION_PAGE = 'docs/configuration.md';
+const START = '<!-- settings:start (generated from src/config.ts by `npm run docs`: edit the settings there) -->';
+const END = '<!-- settings:end -->';
+
+type DocumentedSetting = {
+  env: string;
+  default: string | undefined;
+  productionDefault?: string;
+  description: string;
+  details?: string;
+};
+
+/** A table cell: a pipe inside a cell would end it. */
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+/** One setting's row: variable, flag, default (and its production default), meaning. */
+function row(setting: DocumentedSetting): string {
+  const production =
+    setting.productionDefault === undefined ? '' : `; \`${setting.productionDefault}\` when \`NODE_ENV=production\``;
+  const defaults = setting.default === undefined ? 'unset' : `\`${setting.default}\`${production}`;
+  const meaning = setting.details ?? setting.description;
+  return `| \`${setting.env}\` | \`${flagName(setting.env)}\` | ${cell(defaults)} | ${cell(meaning)} |`;
+}
+
+/** The generated part: the gateway's settings, then those of the emulator run alone. */
+export function settingsTables(): string {
+  const header = ['| Variable | Flag | Default | Meaning |', '|---|---|---|---|'];
+  return [
+    START,
+    ...header,
+    ...SETTINGS.map(row),
+    '',
+    'The emulator run alone (`npm run emulator`) reads its own two:',
+    '',
+    ...header,
+    ...EMULATOR_SETTINGS.map(row),
+    END,
+  ].join('\n');
+}
+
+/**
+ * The page with its generated part replaced by the current one.
+ * @throws Error when the page has lost its markers
+ */
+export function renderConfigurationPage(page: string): string {
+  const start = page.indexOf(START);
+  const end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${CONFIGURATION_PAGE} has lost its markers (${START} … ${END})`);
+  return page.slice(0, start) + settingsTables() + page.slice(end + END.length);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const file = fileURLToPath(new URL(`../${CONFIGURATION_PAGE}`, import.meta.url));
+  writeFileSync(file, renderConfigurationPage(readFileSync(file, 'utf8')));
+  console.error(`${CONFIGURATION_PAGE}: settings written from src/config.ts`);
+}

@@ -1,0 +1,196 @@
+/**
+ * The docs say what the gateway does: docs/configuration.md's table is the one the settings in
+ * src/config.ts generate; every code `ErrorCode` lists is documented, and every documented code
+ * is one the gateway sends; and each status the security page gives a refusal is the status a
+ * request of that kind gets, under both media types the page distinguishes. Figures in the docs
+ * name the benchmark run they come from.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CONFIGURATION_PAGE, renderConfigurationPage } from '../scripts/config-docs.js';
+import type { GatewayConfig } from '../src/gateway.js';
+import { useObserved } from './helpers/observed.js';
+import { PROJECT_ROOT } from './helpers/process.js';
+
+const read = (file: string) => readFileSync(`${PROJECT_ROOT}${file}`, 'utf8');
+
+describe('docs/configuration.md', () => {
+  it('holds the settings table src/config.ts generates (npm run docs writes it)', () => {
+    const page = read(CONFIGURATION_PAGE);
+    expect(renderConfigurationPage(page)).toBe(page);
+  });
+});
+
+/** The codes of the `ErrorCode` union, read from its source. */
+function errorCodes(): string[] {
+  const source = read('src/errors.ts');
+  const union = source.slice(
+    source.indexOf('export type ErrorCode ='),
+    source.indexOf(';', source.indexOf('export type ErrorCode =')),
+  );
+  return [...union.matchAll(/\|\s*'([A-Z_]+)'/g)].map((match) => match[1] ?? '').sort();
+}
+
+describe('error codes', () => {
+  it('every code the gateway sends is in the errors table of docs/graph.md, and no other', () => {
+    const page = read('docs/graph.md');
+    const table = page.slice(
+      page.indexOf('| `extensions.code` | When |'),
+      page.indexOf('\n\n', page.indexOf('| `extensions.code`')),
+    );
+    const firstCells = table.split('\n').map((line) => line.split(' | ')[0] ?? '');
+    const documented = firstCells.flatMap((cell) =>
+      [...cell.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] ?? ''),
+    );
+    expect([...new Set(documented)].sort()).toEqual(errorCodes());
+  });
+});
+
+/** A refusal the security page documents: how to provoke it, and on which gateway. */
+type Provoked = { overrides?: Partial<GatewayConfig>; send(url: string, accept: string): Promise<Response> };
+
+const PLAIN = { 'content-type': 'application/json' };
+const post = (url: string, accept: string, body: string, headers: Record<string, string> = PLAIN) =>
+  fetch(url, { method: 'POST', headers: { accept, ...headers }, body });
+const postQuery = (url: string, accept: string, query: string) => post(url, accept, JSON.stringify({ query }));
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+const manifest = join(mkdtempSync(join(tmpdir(), 'docs-')), 'manifest.json');
+writeFileSync(manifest, JSON.stringify({ [sha256('{ __typename }')]: '{ __typename }' }));
+
+/** One way to provoke each documented refusal. */
+const PROVOKED: Record<string, Provoked> = {
+  PAYLOAD_TOO_LARGE: {
+    overrides: { requestMaxBytes: 100 },
+    send: (url, accept) => postQuery(url, accept, `{ __typename ${' '.repeat(200)}}`),
+  },
+  BAD_REQUEST: { send: (url, accept) => post(url, accept, '{ not json') },
+  UNSUPPORTED_MEDIA_TYPE: {
+    send: (url, accept) => post(url, accept, '{ __typename }', { 'content-type': 'text/plain', 'x-graphql-csrf': '1' }),
+  },
+  QUERY_TOO_DEEP: {
+    send: (url, accept) =>
+      postQuery(url, accept, `{ pet(id: 1) { ${'... on Pet { '.repeat(10)}id${' }'.repeat(10)} } }`),
+  },
+  TOO_MANY_ALIASES: {
+    send: (url, accept) =>
+      postQuery(url, accept, `{ ${Array.from({ length: 51 }, (_, i) => `a${i}: pet(id: 1) { id }`).join(' ')} }`),
+  },
+  TOO_MANY_TOKENS: { send: (url, accept) => postQuery(url, accept, `{ ${'__typename '.repeat(2001)}}`) },
+  INPUT_TOO_DEEP: {
+    send: (url, accept) =>
+      post(url, accept, `{"query":"{ __typename }","variables":{"v":${'['.repeat(101)}${']'.repeat(101)}}}`),
+  },
+  TOO_MANY_DIRECTIVES: {
+    send: (url, accept) => postQuery(url, accept, `{ __typename ${'@include(if: true) '.repeat(21)}}`),
+  },
+  QUERY_TOO_COSTLY: {
+    send: (url, accept) =>
+      postQuery(
+        url,
+        accept,
+        `{ ${Array.from({ length: 45 }, (_, i) => `p${i}: pet(id: ${i}) { id name status category { id name } tags { id name } photoUrls }`).join(' ')} }`,
+      ),
+  },
+  RATE_LIMITED: {
+    overrides: { rateLimitPerMinute: 1 },
+    send: async (url, accept) => {
+      await postQuery(url, accept, '{ __typename }');
+      return postQuery(url, accept, '{ __typename }');
+    },
+  },
+  CSRF_HEADER_REQUIRED: {
+    send: (url, accept) => fetch(`${url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept } }),
+  },
+  INTROSPECTION_DISABLED: {
+    overrides: { introspection: false },
+    send: (url, accept) => postQuery(url, accept, '{ __schema { queryType { name } } }'),
+  },
+  GRAPHIQL_DISABLED: {
+    overrides: { graphiql: false },
+    send: (url) => fetch(url, { headers: { accept: 'text/html' } }),
+  },
+  PERSISTED_QUERY_NOT_FOUND: {
+    send: (url, accept) =>
+      post(url, accept, JSON.stringify({ extensions: persisted(sha256('{ pet(id: 7) { id } }')) })),
+  },
+  PERSISTED_QUERY_MISMATCH: {
+    send: (url, accept) =>
+      post(url, accept, JSON.stringify({ query: '{ __typename }', extensions: persisted(sha256('other')) })),
+  },
+  PERSISTED_QUERY_NOT_SUPPORTED: {
+    overrides: { apq: false },
+    send: (url, accept) => post(url, accept, JSON.stringify({ extensions: persisted(sha256('{ __typename }')) })),
+  },
+  TRUSTED_DOCUMENT_REQUIRED: {
+    overrides: { trustedDocuments: manifest, graphiql: false },
+    send: (url, accept) => postQuery(url, accept, '{ __typename }'),
+  },
+  TRUSTED_DOCUMENT_NOT_FOUND: {
+    overrides: { trustedDocuments: manifest, graphiql: false },
+    send: (url, accept) => post(url, accept, JSON.stringify({ extensions: persisted(sha256('unknown')) })),
+  },
+};
+
+/** Refusals whose set-up needs a server this file does not start: where each is checked instead. */
+const CHECKED_ELSEWHERE: Record<string, string> = { RATE_LIMIT_UNAVAILABLE: 'test/redis-faults.test.ts' };
+
+/** `status code` pairs of the security page's table ("413 `PAYLOAD_TOO_LARGE`"), each code's first. */
+function documentedStatuses(): Map<string, number> {
+  const page = read('docs/security.md');
+  const table = page.slice(page.indexOf('| Protection'), page.indexOf('\n\n', page.indexOf('| Protection')));
+  const statuses = new Map<string, number>();
+  for (const [, status, code] of table.matchAll(/\b([1-5]\d\d) `([A-Z_]+)`/g))
+    if (code && !statuses.has(code)) statuses.set(code, Number(status));
+  return statuses;
+}
+
+/** The codes the page says are answered 200 under `application/json` (its "Statuses and Accept" paragraph). */
+function okUnderJson(): Set<string> {
+  const page = read('docs/security.md');
+  const start = page.indexOf('**Statuses and `Accept`.**');
+  const paragraph = page.slice(start, page.indexOf('\n\n', start));
+  return new Set([...paragraph.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] ?? ''));
+}
+
+describe('docs/security.md', () => {
+  const observed = useObserved();
+  const statuses = documentedStatuses();
+
+  it('documents a status for every refusal it lists, and each has a request here (or a test named)', () => {
+    expect(statuses.size).toBeGreaterThan(15);
+    for (const code of statuses.keys())
+      expect({ code, provoked: code in PROVOKED || code in CHECKED_ELSEWHERE }).toEqual({ code, provoked: true });
+    for (const [code, file] of Object.entries(CHECKED_ELSEWHERE)) expect(read(file)).toContain(code);
+  });
+
+  it.each(Object.keys(PROVOKED))('%s: the documented request gets the documented status and code', async (code) => {
+    const provoked = PROVOKED[code] as Provoked;
+    const documented = statuses.get(code);
+    expect(documented, `docs/security.md gives ${code} no status`).toBeDefined();
+    for (const accept of ['application/graphql-response+json', 'application/json']) {
+      const gateway = await observed.serve(undefined, { ...provoked.overrides });
+      const answer = await provoked.send(gateway.url, accept);
+      const expected = accept === 'application/json' && okUnderJson().has(code) ? 200 : documented;
+      expect({ accept, status: answer.status }).toEqual({ accept, status: expected });
+      expect(await answer.text()).toContain(`"code":"${code}"`);
+    }
+  });
+});
+
+describe('figures', () => {
+  it.each(['README.md', 'docs/performance.md', 'docs/deploy.md'])(
+    '%s names the bench run its measured figures come from',
+    (file) => {
+      const page = read(file);
+      // A figure in milliseconds of CPU, MB of memory or requests per second is measured: its paragraph names the run.
+      for (const paragraph of page.split('\n\n')) {
+        if (!/\d(\.\d+)? ?(ms CPU|ms\/req|MB|req\/s)\b/.test(paragraph)) continue;
+        expect(paragraph, `in ${file}`).toMatch(/bench\/(RESULTS|PROFILE)\.md|(run|code) (of )?[0-9a-f]{7}\b/);
+      }
+    },
+  );
+});

@@ -3,7 +3,8 @@
 # Every setting of the README's table is an environment variable (NODE_ENV=production here:
 # GraphiQL and introspection are off unless GRAPHIQL=true / INTROSPECTION=true).
 
-# Stage 1: bundle src/ into dist/ (`npm run build`: esbuild, dist/main.js and its chunks, with source maps).
+# Stage 1: bundle src/ into dist/ (`npm run build`: esbuild writes dist/builds/<id>/, main.js and its chunks
+# with source maps, and dist/main.js imports it; see scripts/build-if-changed.js).
 # The dev dependencies (esbuild, tsx) live and die here.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app

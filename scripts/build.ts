@@ -1,30 +1,32 @@
 /**
- * Compiles the gateway for production, where it runs with plain `node` and no TypeScript loader
- * (`npm run build`; `npm start` runs it first, on `prestart`).
+ * Compiles the gateway for production, where it runs with plain `node` and no TypeScript loader,
+ * into the folder given by `--outdir`. `npm run build` and `npm start` (on `prestart`) do not run
+ * it directly: `scripts/build-if-changed.js` does, only when the inputs of the build changed, into
+ * a new folder `dist/builds/<id>/`, then points `dist/main.js` at it (see that script for the
+ * layout of `dist/`, and why a build never overwrites or deletes the code a running gateway loads).
  *
- * By default one bundle: `dist/main.js` and the chunks it loads (`dist/chunks/`), holding
- * `src/` and the dependencies it imports. A process then reads a handful of files at start
- * instead of about 60 of ours and several hundred of its dependencies' (start 0.8 s instead of
- * 1.4 s, and about 10 MB less resident memory, in `bench/PROFILE.md`). Code splitting keeps
- * what a process may never need in chunks of its own, loaded on first use: the worker's
- * gateway in a cluster primary, GraphiQL, the embedded emulator. The few modules loaded by
- * name at run time (the OpenTelemetry exporter, on demand) still come from `node_modules/`,
- * and the SDL and OpenAPI documents from `schema/` (see `src/project-files.ts`).
+ * By default one bundle: `main.js` and the chunks it loads (`chunks/`), holding `src/` and the
+ * dependencies it imports. A process then reads a handful of files at start instead of about 60
+ * of ours and several hundred of its dependencies' (start 0.8 s instead of 1.4 s, and about 10 MB
+ * less resident memory, in `bench/PROFILE.md`). Code splitting keeps what a process may never
+ * need in chunks of its own, loaded on first use: the worker's gateway in a cluster primary,
+ * GraphiQL, the embedded emulator. The few modules loaded by name at run time (the OpenTelemetry
+ * exporter, on demand) still come from `node_modules/`, and the SDL and OpenAPI documents from
+ * `schema/` (see `src/project-files.ts`).
  *
- * `--modules` writes one `dist/**\/*.js` per `src/**\/*.ts` instead, unbundled, so that a CPU
- * profile names each of our modules (`npm run bench -- --profile`).
+ * `--modules` writes one `*.js` per `src/**\/*.ts` instead, unbundled, so that a CPU profile names
+ * each of our modules (`npm run bench -- --profile`).
  *
  * Type checking stays with `tsc --noEmit`; esbuild only strips the types, which is why this
  * takes about a second.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 /** Paths are relative to the project, wherever the script is run from. */
 const PROJECT = fileURLToPath(new URL('../', import.meta.url));
 const SOURCE = 'src';
-const OUTPUT = 'dist';
 
 /** Every module under `src/` (generated code included); declaration files have nothing to emit. */
 function sourceFiles(): string[] {
@@ -46,7 +48,9 @@ function sourceFiles(): string[] {
 const graphqlAsModule: Plugin = {
   name: 'graphql-as-module',
   setup(build) {
-    const root = `${PROJECT}node_modules/graphql`;
+    // Its real path, as esbuild resolves every other import: through a symlinked node_modules/ (a
+    // copy of the project beside this one), the plugin's path and esbuild's would be two copies.
+    const root = realpathSync(`${PROJECT}node_modules/graphql`);
     build.onResolve({ filter: /^graphql(\/[\w/-]+)?$/ }, ({ path }) => {
       const subpath = path.slice('graphql'.length);
       const file = [`${root}${subpath || '/index'}.mjs`, `${root}${subpath}/index.mjs`].find((candidate) =>
@@ -74,15 +78,27 @@ const BUNDLE: BuildOptions = {
 /** One module per source file, in the same place: for profiles that name our modules. */
 const MODULES: BuildOptions = { entryPoints: sourceFiles(), outbase: SOURCE, bundle: false };
 
+/** The value of `--outdir <dir>` (or `--outdir=<dir>`): where this build writes. */
+function outputDirectory(argv: readonly string[]): string | undefined {
+  const index = argv.findIndex((arg) => arg === '--outdir' || arg.startsWith('--outdir='));
+  if (index === -1) return undefined;
+  const arg = argv[index] ?? '';
+  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[index + 1];
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
-  const perModule = process.argv.includes('--modules');
-  // A module deleted or renamed in src/ must not live on in dist/ and still be importable.
-  rmSync(`${PROJECT}${OUTPUT}`, { recursive: true, force: true });
+  const argv = process.argv.slice(2);
+  const perModule = argv.includes('--modules');
+  const outdir = outputDirectory(argv);
+  if (outdir === undefined)
+    throw new Error('no --outdir: run `npm run build`, which writes dist/ and runs this script');
+  // The folder is new: scripts/build-if-changed.js gives every build its own, so nothing an
+  // earlier build wrote (a module since deleted from src/) can be found in it.
   const result = await build({
     ...(perModule ? MODULES : BUNDLE),
     absWorkingDir: PROJECT,
-    outdir: OUTPUT,
+    outdir,
     format: 'esm',
     platform: 'node',
     target: 'node20',
@@ -95,8 +111,9 @@ async function main(): Promise<void> {
   });
   const files = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js')).length;
   const what = perModule ? `${files} modules compiled from ${SOURCE}/` : `${SOURCE}/main.ts bundled in ${files} files`;
-  // On stderr: on `npm start` stdout is the gateway's (`npm start -- --print-schema > pets.graphql`).
-  console.error(`${OUTPUT}/: ${what} in ${Math.round(performance.now() - started)} ms`);
+  // On stderr: on `npm start` stdout is the gateway's (`npm run --silent start -- --print-schema >
+  // schema.graphql`). scripts/build-if-changed.js names the folder, and says where the build went.
+  console.error(`build: ${what} in ${Math.round(performance.now() - started)} ms`);
 }
 
 main().catch((error: unknown) => {

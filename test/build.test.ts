@@ -1,8 +1,10 @@
 /**
- * The production start: `npm run build` bundles `src/main.ts` and its dependencies into `dist/`
- * (esbuild: `dist/main.js` and the chunks it loads, with source maps), and `npm start` runs
- * `dist/main.js` with plain node, with no tsx and nothing in NODE_OPTIONS, on the embedded
- * emulator: it answers the first query and exits 0 on SIGTERM.
+ * The production start: `npm run build` bundles `src/main.ts` and its dependencies into a build
+ * of its own, `dist/builds/<id>/` (esbuild: `main.js` and the chunks it loads, with source maps),
+ * which `dist/main.js` imports; `npm start` runs `dist/main.js` with plain node, with no tsx and
+ * nothing in NODE_OPTIONS, on the embedded emulator: it answers the first query and exits 0 on
+ * SIGTERM. (What a build keeps for gateways already running, and when it builds at all:
+ * build-atomic.test.ts.)
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -32,16 +34,25 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
-/** The JavaScript files of the build, relative to `dist/`. */
-const compiled = () => filesUnder('dist').filter((file) => file.endsWith('.js'));
+/** The build `dist/main.js` runs, `dist/builds/<id>`, from the one import of that entry. */
+function currentBuild(): string {
+  const id = /^await import\("\.\/builds\/([\w-]+)\/main\.js"\);$/m.exec(
+    readFileSync(`${PROJECT_ROOT}dist/main.js`, 'utf8'),
+  )?.[1];
+  expect(id).toBeDefined();
+  return `dist/builds/${id}`;
+}
+
+/** The JavaScript files of the current build, relative to its folder. */
+const compiled = () => filesUnder(currentBuild()).filter((file) => file.endsWith('.js'));
 
 /**
- * What each module of the build imports: a relative path, a package or a node: built-in. esbuild
- * writes its import statements at the start of a line and its specifiers in double quotes, which
- * tells them from the `import('…')` types of JSDoc comments the bundle carries over.
+ * What a module imports: a relative path, a package or a node: built-in. esbuild (and the entry
+ * `dist/main.js`) write import statements at the start of a line and specifiers in double quotes,
+ * which tells them from the `import('…')` types of JSDoc comments the bundle carries over.
  */
-function importsOf(file: string): string[] {
-  const code = readFileSync(`${PROJECT_ROOT}dist/${file}`, 'utf8');
+function importsOf(path: string): string[] {
+  const code = readFileSync(`${PROJECT_ROOT}${path}`, 'utf8');
   return [
     ...code.matchAll(/^(?:import|export)\b[^\n]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm),
   ].map((match) => match[1] ?? match[2] ?? match[3] ?? '');
@@ -49,25 +60,45 @@ function importsOf(file: string): string[] {
 
 // One build for the file: both describes run what it wrote.
 beforeAll(async () => {
-  // What an earlier build left for a module src/ no longer has.
+  // What an earlier layout of dist/ left for a module src/ no longer has, and an old build no
+  // process runs (neither the current one nor the one before it).
   mkdirSync(`${PROJECT_ROOT}dist/removed`, { recursive: true });
   writeFileSync(`${PROJECT_ROOT}dist/removed/module.js`, 'export {};\n');
   writeFileSync(`${PROJECT_ROOT}dist/renamed.js`, 'export {};\n');
+  mkdirSync(`${PROJECT_ROOT}dist/builds/bundle-0000000000000000`, { recursive: true });
+  writeFileSync(`${PROJECT_ROOT}dist/builds/bundle-0000000000000000/main.js`, 'export {};\n');
 
   await run('npm', ['run', '--silent', 'build'], { cwd: PROJECT_ROOT });
 }, 60_000);
 
 describe('npm run build', () => {
-  it('bundles src/main.ts into dist/main.js and its chunks, each with its source map, and removes what an earlier build left', () => {
-    const files = filesUnder('dist');
+  it('bundles src/main.ts into a build of its own, main.js and its chunks, each with its source map, and removes what an earlier build left', () => {
+    const build = currentBuild();
+    const files = filesUnder(build);
 
     expect(files).toContain('main.js');
-    expect(files.filter((file) => !/^(?:main|chunks\/[\w-]+)\.js(?:\.map)?$/.test(file))).toEqual([]);
+    // in-use-by-<pid>: a gateway of this checkout runs this build (see build-atomic.test.ts).
+    expect(files.filter((file) => !/^(?:(?:main|chunks\/[\w-]+)\.js(?:\.map)?|in-use-by-\d+)$/.test(file))).toEqual([]);
     for (const file of compiled()) expect(files).toContain(`${file}.map`);
+    expect(readdirSync(`${PROJECT_ROOT}dist`).sort()).toEqual(['builds', 'main.js']);
+    expect(readdirSync(`${PROJECT_ROOT}dist/builds`)).not.toContain('bundle-0000000000000000');
   });
 
-  it('leaves no import in dist/ that needs tsx, a TypeScript loader or a file outside dist/ (the modules of src/ are in the bundle)', () => {
-    const specifiers = compiled().flatMap(importsOf);
+  it('makes dist/main.js an entry that imports the current build alone, with a shebang for the package bin', () => {
+    const entry = readFileSync(`${PROJECT_ROOT}dist/main.js`, 'utf8');
+    const bin = (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { bin: Record<string, string> })
+      .bin;
+
+    expect(entry.split('\n')[0]).toBe('#!/usr/bin/env node');
+    expect(importsOf('dist/main.js').filter((specifier) => !specifier.startsWith('node:'))).toEqual([
+      `./${currentBuild().slice('dist/'.length)}/main.js`,
+    ]);
+    expect(Object.values(bin)).toEqual(['dist/main.js']);
+  });
+
+  it('leaves no import in the build that needs tsx, a TypeScript loader or a file outside its folder (the modules of src/ are in the bundle)', () => {
+    const build = currentBuild();
+    const specifiers = compiled().flatMap((file) => importsOf(`${build}/${file}`));
 
     expect(specifiers).toContain('node:module');
     expect(
@@ -79,8 +110,9 @@ describe('npm run build', () => {
   });
 
   it('bundles one copy of graphql-js, its ES module build, for the modules that import it and those that require it', () => {
+    const build = currentBuild();
     const graphqlSources = compiled().flatMap((file) =>
-      (JSON.parse(readFileSync(`${PROJECT_ROOT}dist/${file}.map`, 'utf8')) as SourceMapPayload).sources.filter(
+      (JSON.parse(readFileSync(`${PROJECT_ROOT}${build}/${file}.map`, 'utf8')) as SourceMapPayload).sources.filter(
         (source) => /(?:^|\/)node_modules\/graphql\//.test(source),
       ),
     );
@@ -92,25 +124,29 @@ describe('npm run build', () => {
   it('maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces', () => {
     // Where the bundle holds config.ts's message for a bad port, and what its map says that place is.
     const NEEDLE = 'must be an integer from ${min}';
+    const build = currentBuild();
     const [file, line, column] = compiled().flatMap((each) =>
-      readFileSync(`${PROJECT_ROOT}dist/${each}`, 'utf8')
+      readFileSync(`${PROJECT_ROOT}${build}/${each}`, 'utf8')
         .split('\n')
         .flatMap((text, index) => (text.includes(NEEDLE) ? [[each, index, text.indexOf(NEEDLE)] as const] : [])),
     )[0] ?? ['', 0, 0];
-    const map = new SourceMap(JSON.parse(readFileSync(`${PROJECT_ROOT}dist/${file}.map`, 'utf8')) as SourceMapPayload);
+    const map = new SourceMap(
+      JSON.parse(readFileSync(`${PROJECT_ROOT}${build}/${file}.map`, 'utf8')) as SourceMapPayload,
+    );
     const entry = map.findEntry(line, column) as { originalSource?: string };
 
     expect(file).not.toBe('');
     expect(entry.originalSource).toMatch(/(?:^|\/)src\/config\.ts$/);
-    const mainMap = JSON.parse(readFileSync(`${PROJECT_ROOT}dist/main.js.map`, 'utf8')) as SourceMapPayload;
+    const mainMap = JSON.parse(readFileSync(`${PROJECT_ROOT}${build}/main.js.map`, 'utf8')) as SourceMapPayload;
     expect(mainMap.sources.some((source) => /(?:^|\/)src\/main\.ts$/.test(source))).toBe(true);
   });
 });
 
 describe('npm start', () => {
-  it('builds on prestart, then runs dist/main.js with plain node', () => {
+  it('builds on prestart (if the sources changed), with plain node, then runs dist/main.js with plain node', () => {
     // The build's own command rather than `npm run build`: one npm start-up less before each start.
-    expect(scripts['prestart']).toBe(scripts['build']);
+    expect(scripts['prestart']).toBe(`${scripts['build']} --quiet`);
+    expect(scripts['build']).toMatch(/^node scripts\/build-if-changed\.js\b/);
     expect(startCommand).toBe('node');
     expect(startArgs.at(-1)).toBe('dist/main.js');
     expect(

@@ -18,20 +18,25 @@ export type StartedProcess = {
   exited: Promise<number | null>;
 };
 
+export type StartOptions = {
+  /** where the process runs (a copy of the project, say) @default PROJECT_ROOT */
+  cwd?: string;
+};
+
 /**
  * Kills what the returned `startNode` starts after each test of the calling file, so that a
  * failed test leaves no gateway running. Call it at the top level of a test file.
  */
 export function useProcesses(): {
-  startNode(nodeArgs: readonly string[], env?: Record<string, string>): StartedProcess;
+  startNode(nodeArgs: readonly string[], env?: Record<string, string>, options?: StartOptions): StartedProcess;
 } {
   const children: ChildProcessWithoutNullStreams[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill('SIGKILL');
   });
   return {
-    startNode(nodeArgs, env = {}) {
-      const started = startNode(nodeArgs, env);
+    startNode(nodeArgs, env = {}, options = {}) {
+      const started = startNode(nodeArgs, env, options);
       children.push(started.child);
       return started;
     },
@@ -39,13 +44,13 @@ export function useProcesses(): {
 }
 
 /**
- * Runs `node ...nodeArgs` in the project root with `HOST=127.0.0.1 PORT=0`, `env`, and of the
- * test runner's environment only PATH: no NODE_OPTIONS (and so no loader vitest or tsx put
- * there), no setting of this machine that would make the test depend on it.
+ * Runs `node ...nodeArgs` in the project root (or `options.cwd`) with `HOST=127.0.0.1 PORT=0`,
+ * `env`, and of the test runner's environment only PATH: no NODE_OPTIONS (and so no loader vitest
+ * or tsx put there), no setting of this machine that would make the test depend on it.
  */
-function startNode(nodeArgs: readonly string[], env: Record<string, string>): StartedProcess {
+function startNode(nodeArgs: readonly string[], env: Record<string, string>, options: StartOptions): StartedProcess {
   const child = spawn(process.execPath, nodeArgs, {
-    cwd: PROJECT_ROOT,
+    cwd: options.cwd ?? PROJECT_ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
   });
   let output = '';

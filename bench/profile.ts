@@ -32,7 +32,7 @@ function owner(url: string): string {
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (modules?.[1]) return modules[1];
   if (url.startsWith('node:')) return 'node internals';
-  const compiled = /\/dist\/(.+)\.js$/.exec(url);
+  const compiled = /\/dist\/(?:builds\/[^/]+\/)?(.+)\.js$/.exec(url);
   if (compiled?.[1]) return `src/${compiled[1]}.ts`;
   const project = /\/(src|bench)\/(.+)$/.exec(url);
   return project ? `${project[1]}/${project[2]}` : url;
@@ -43,7 +43,9 @@ function owner(url: string): string {
  * to the source's).
  */
 function place(frame: ProfileNode['callFrame']): string {
-  const file = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
+  const file = frame.url
+    .replace(/^.*node_modules\//, '')
+    .replace(/^file:\/\/.*\/(src|bench|dist)\/(?:builds\/[^/]+\/)?/, '$1/');
   return `${frame.functionName || '(anonymous)'} ${file ? `${file}:${frame.lineNumber + 1}` : ''}`.trim();
 }
 

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import { useObserved } from './helpers/observed.js';
+import { useProcesses, waitFor } from './helpers/process.js';
 import { ALL_CREDENTIALS, testConfig } from './helpers/stack.js';
 
 /** What Chromium sends when a page is opened. */
@@ -18,6 +19,7 @@ const BROWSER_ACCEPT =
   'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
 
 const observed = useObserved();
+const processes = useProcesses();
 
 describe('the root path', () => {
   it.each([
@@ -113,6 +115,16 @@ describe('trusted-documents mode', () => {
           'documents of the manifest may be; unset GRAPHIQL',
       ),
     );
+  });
+
+  it('starts without promising GraphiQL or demo credentials in its start-up lines', async () => {
+    const { output } = processes.startNode(['--import', 'tsx', 'src/main.ts'], { TRUSTED_DOCUMENTS: manifest });
+
+    await waitFor(output, /Shared state: .*\n/);
+
+    expect(output()).toMatch(/^GraphQL gateway ready: http:\/\/127\.0\.0\.1:\d+\/graphql\n/m);
+    expect(output()).toMatch(/^Upstreams: embedded emulator \(pet store [^)]*\)\n/m);
+    expect(output()).not.toMatch(/GraphiQL/);
   });
 
   it('serves no GraphiQL page', async () => {

@@ -524,6 +524,18 @@ export const SETTINGS = [
     parse: integer(1, 2 ** 31),
   },
   {
+    key: 'responseCompressionMinBytes',
+    env: 'RESPONSE_COMPRESSION_MIN_BYTES',
+    // Up to 1 KB an answer and its headers fit in one TCP segment whatever its coding: compressing saves no round trip.
+    default: '1024',
+    description:
+      'GraphQL answers larger than this many bytes are compressed (br, else gzip) for clients whose Accept-Encoding ' +
+      'asks; 0: never (the GraphiQL page is compressed whatever this says)',
+    details:
+      "GraphQL answers larger than this many bytes are compressed when the client's `Accept-Encoding` asks (brotli at quality 1, else gzip at level 1), on both HTTP paths, with `Vary: Accept-Encoding`; smaller ones are sent as they are. `0`: never. The GraphiQL page is compressed once and sent with an `ETag` (a reload is a 304) whatever this says",
+    parse: integer(0, 2 ** 31),
+  },
+  {
     key: 'batchMaxOperations',
     env: 'BATCH_MAX_OPERATIONS',
     default: '0',

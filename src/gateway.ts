@@ -9,9 +9,10 @@ import { createContext, type GraphQLContext, type Upstreams } from './context.js
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCacheOn, responseCachePlugins } from './plugins/response-cache.js';
 import { maskError } from './errors.js';
+import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
-import { graphiqlOptions } from './plugins/graphiql.js';
+import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
@@ -156,17 +157,21 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
 
+  // GraphiQL with its assets inlined: the page needs no CDN, so it works offline. Those assets
+  // are about 50 MB of memory and half a second of start-up: loaded when a browser first asks.
+  // The page is rendered and compressed once, and sent with an ETag (src/plugins/graphiql.ts).
+  const graphiql = graphiqlPages(async (options) =>
+    (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+  );
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     context: ({ request }) => createContext(request, upstreamsFor(security.budget())),
     maskedErrors: { maskError },
     // GraphiQL, CORS, batching and the body limit, as configured.
     ...security.yogaOptions,
-    // GraphiQL with its assets inlined: the page needs no CDN, so it works offline. Those assets
-    // are about 50 MB of memory and half a second of start-up: loaded when a browser first asks.
-    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    renderGraphiQL: graphiql.render,
     // Example operations for every area; demo credentials only on the embedded emulator.
-    graphiql: config.graphiql ? graphiqlOptions({ emulator: config.emulator ?? false }) : false,
+    graphiql: config.graphiql ? graphiql.options(graphiqlOptions({ emulator: config.emulator ?? false })) : false,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
     // yoga's landing page names its version; `/` has a page of ours (src/plugins/entry-pages.ts).
@@ -186,6 +191,10 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
         ttlPerType: config.responseCacheTtlPerType,
         cache: shared?.responseCache,
       }),
+      // GraphiQL's page and large answers compressed for clients that ask (as the lane does): before
+      // the observability plugin, which then logs the status sent (a 304 for a current page).
+      graphiql.plugin,
+      useAnswerCompression({ minBytes: config.responseCompressionMinBytes }),
       // Last: it logs and counts results and responses as they leave, every error with its final
       // code; its instrumentation still wraps the whole request, refused ones included. Then
       // /metrics and /readiness, the latter asked through each area's own pool.
@@ -215,6 +224,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.requestMaxBytes,
     maxInputDepth: config.inputMaxDepth,
+    compressionMinBytes: config.responseCompressionMinBytes,
     csrfPrevention: config.csrfPrevention,
     // Trusted documents, the response cache and CORS are yoga plugins' work on every request.
     enabled:

@@ -69,6 +69,7 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       introspection: true,
       requestMaxBytes: 1048576,
+      responseCompressionMinBytes: 1024,
       batchMaxOperations: 0,
       queryMaxDepth: 10,
       queryMaxAliases: 50,
@@ -135,6 +136,8 @@ describe('loadConfig', () => {
     // Set explicitly, it wins over the production default (false).
     ['INTROSPECTION', 'true', 'introspection', true],
     ['REQUEST_MAX_BYTES', '4096', 'requestMaxBytes', 4096],
+    // 0: answers are never compressed.
+    ['RESPONSE_COMPRESSION_MIN_BYTES', '0', 'responseCompressionMinBytes', 0],
     ['BATCH_MAX_OPERATIONS', '5', 'batchMaxOperations', 5],
     ['QUERY_MAX_DEPTH', '7', 'queryMaxDepth', 7],
     ['QUERY_MAX_ALIASES', '8', 'queryMaxAliases', 8],

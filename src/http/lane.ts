@@ -34,6 +34,7 @@ import { clientAddress, type RateLimiter } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { secretValues } from '../secrets.js';
+import { encodeAnswer } from './compression.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
 /** A node:http request listener. */
@@ -60,6 +61,11 @@ export type LaneOptions = {
   maxBodyBytes: number;
   /** deepest nesting of the variables the lane serves itself (INPUT_MAX_DEPTH); deeper ones are yoga's to refuse */
   maxInputDepth: number;
+  /**
+   * RESPONSE_COMPRESSION_MIN_BYTES: answers larger than this are compressed for clients that ask, as
+   * yoga's are (src/http/compression.ts); 0: never
+   */
+  compressionMinBytes: number;
   csrfPrevention: boolean;
   /**
    * Whether the lane serves anything at all. Off when a feature that only yoga's plugins
@@ -202,7 +208,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     return prepared;
   }
 
-  /** Writes an answer, with the request id, and logs it. */
+  /** Writes an answer, with the request id, compressed if it is large and the client asks; and logs it. */
   function send(
     response: ServerResponse,
     record: RequestRecord,
@@ -211,13 +217,15 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     body: string,
     extra?: Record<string, string>,
   ) {
+    const answer = encodeAnswer(body, response.req.headers['accept-encoding'], options.compressionMinBytes);
     response.writeHead(status, {
       'content-type': `${mediaType}; charset=utf-8`,
-      'content-length': String(Buffer.byteLength(body)),
+      'content-length': String(answer.length),
       'x-request-id': record.id,
+      ...answer.headers,
       ...extra,
     });
-    response.end(body);
+    response.end(answer.body);
     observe.responseReady(record, status);
   }
 

@@ -6,10 +6,11 @@
  * caller keeps its own deadline, every caller gets the answer or the failure, and joined calls
  * are counted (`upstream_shared_calls_total`) and shown in the request log (`shared: true`).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUpstreamClient, type UpstreamClient, type UpstreamRequest } from '../src/upstream/http.js';
 import { PetStatus } from '../src/upstream/payloads.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
+import { EVENTUALLY, fakeClock, tracked, until } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { hold, json, startScriptedUpstream, type Answer, type ScriptedUpstream } from './helpers/scripted-upstream.js';
 import {
@@ -94,12 +95,16 @@ function errorsOf(result: GraphQLResponse) {
   return result.errors?.map(({ message, path, extensions }) => ({ message, path, extensions }));
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `promise`'s outcome, and when it came in milliseconds after `since`. */
-async function timed<T>(promise: Promise<T>, since: number): Promise<{ value: T; afterMs: number }> {
-  const value = await promise;
-  return { value, afterMs: performance.now() - since };
+/**
+ * How many `Pet` operations have ended with UPSTREAM_TIMEOUT, by /metrics: counted as each result is
+ * ready, inside the gateway, so a caller that gave up shows here once its timer has fired.
+ */
+async function timedOutOperations(served: ObservedGateway): Promise<number> {
+  return (
+    (await samples(served, 'graphql_errors_total'))[
+      'graphql_errors_total{operation_name="Pet",code="UPSTREAM_TIMEOUT"}'
+    ] ?? 0
+  );
 }
 
 describe('identical reads in flight at once', () => {
@@ -113,7 +118,7 @@ describe('identical reads in flight at once', () => {
         served.gql(PET_QUERY, {}, { api_key: API_KEY, 'x-request-id': `caller-${index}` }),
       ),
     );
-    await expect.poll(() => joinedPetCalls(served), { timeout: 5000 }).toBe(49);
+    await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(49);
     held.release();
 
     expect(await results).toEqual(Array.from({ length: 50 }, () => CAT_1));
@@ -152,7 +157,7 @@ describe('identical reads in flight at once', () => {
     upstream.answer(held.answer);
 
     const results = Promise.all(Array.from({ length: 50 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
-    await expect.poll(() => joinedPetCalls(served), { timeout: 5000 }).toBe(49);
+    await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(49);
     held.release();
     await results;
 
@@ -185,8 +190,8 @@ describe('identical reads in flight at once', () => {
     ];
 
     const results = Promise.all(callers.map((headers) => served.gql(PET_QUERY, {}, headers)));
-    await expect.poll(() => upstream.requests.length).toBe(5);
-    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(5);
+    await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(1);
     held.release();
 
     expect((await results).map((result) => result.data)).toEqual(
@@ -220,7 +225,7 @@ describe('identical reads in flight at once', () => {
     upstream.answer(held.answer);
 
     const results = Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
-    await expect.poll(() => upstream.requests.length).toBe(5);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(5);
     held.release();
 
     expect(await results).toEqual(Array.from({ length: 5 }, () => CAT_1));
@@ -234,10 +239,10 @@ describe('identical reads in flight at once', () => {
     upstream.answer(held.answer);
 
     const first = served.gql(PET_QUERY, {}, { api_key: API_KEY });
-    await expect.poll(() => upstream.requests.length).toBe(1);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
     // Its pet joins the call in flight, which spends its budget of one: its order is refused.
     const second = served.gql('{ pet(id: 1) { id name } order(id: 1) { id } }', {}, { api_key: API_KEY });
-    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(1);
     held.release();
 
     expect(await first).toEqual(CAT_1);
@@ -313,7 +318,7 @@ describe('a failure of a shared call', () => {
     upstream.answer(held.answer);
 
     const results = Promise.all(Array.from({ length: 10 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
-    await expect.poll(() => joinedPetCalls(served), { timeout: 3000 }).toBe(9);
+    await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(9);
     held.release();
 
     expect(
@@ -323,10 +328,21 @@ describe('a failure of a shared call', () => {
   });
 
   it('(a timeout) reaches every caller with UPSTREAM_TIMEOUT, and the call ends once the last caller has given up', async () => {
-    const served = await serve({ upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '500' }) });
+    // The deadline alone ends the call: undici's own timeouts, on real time, are far beyond it.
+    const served = await serve({
+      upstreamTimeouts: timeoutsSetBy({
+        UPSTREAM_TIMEOUT_MS: '500',
+        UPSTREAM_HEADERS_TIMEOUT_MS: '10000',
+        UPSTREAM_BODY_TIMEOUT_MS: '10000',
+      }),
+    });
     upstream.answer({ hang: true });
+    fakeClock();
 
-    const results = await Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
+    const answers = Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
+    await until(async () => (await joinedPetCalls(served)) === 4, 'four callers to join the first one');
+    await vi.advanceTimersByTimeAsync(500);
+    const results = await answers;
 
     for (const result of results) {
       expect(result.data).toEqual({ pet: null });
@@ -341,7 +357,7 @@ describe('a failure of a shared call', () => {
     expect(calls()).toEqual([GET_PET_1]);
     expect(await joinedPetCalls(served)).toBe(4);
     const connection = upstream.requests[0]?.connection ?? 0;
-    await expect.poll(() => upstream.isOpen(connection)).toBe(false);
+    await until(() => !upstream.isOpen(connection), 'the upstream to see its connection closed');
   });
 });
 
@@ -360,16 +376,27 @@ describe("each caller's deadline", () => {
   it("holds for a caller that joins late: it times out at its own deadline, not at the first caller's, nor later", async () => {
     const served = await serve(DEADLINE_ONLY);
     upstream.answer({ hang: true });
-    const started = performance.now();
+    fakeClock();
 
-    const first = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), started);
-    await expect.poll(() => upstream.requests.length).toBe(1);
-    await sleep(300 - (performance.now() - started));
-    const joinedAt = performance.now();
-    const late = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), joinedAt);
-    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    const first = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
+    await until(() => upstream.requests.length === 1, 'the upstream to receive the call');
+    await vi.advanceTimersByTimeAsync(300);
+    const late = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
+    await until(async () => (await joinedPetCalls(served)) === 1, 'the late caller to join the call');
 
-    const [firstOutcome, lateOutcome] = await Promise.all([first, late]);
+    // At 600 ms, the first caller's deadline: it gives up, the late one waits on.
+    await vi.advanceTimersByTimeAsync(TIMEOUT_MS - 300);
+    await until(() => first.settled, "the first caller's answer");
+    expect(await timedOutOperations(served)).toBe(1);
+    expect(late.settled).toBe(false);
+    // A millisecond before its own deadline (600 ms after it joined), still waiting.
+    await vi.advanceTimersByTimeAsync(299);
+    expect(await timedOutOperations(served)).toBe(1);
+    expect(late.settled).toBe(false);
+    // At its deadline, it gives up too.
+    await vi.advanceTimersByTimeAsync(1);
+    await until(() => late.settled, "the late caller's answer");
+
     const timeoutError = [
       {
         message: `petstore did not answer getPetById within ${TIMEOUT_MS} ms`,
@@ -377,33 +404,33 @@ describe("each caller's deadline", () => {
         extensions: { code: 'UPSTREAM_TIMEOUT', upstream: { service: 'petstore', operation: 'getPetById' } },
       },
     ];
-    expect(errorsOf(firstOutcome.value)).toEqual(timeoutError);
-    expect(errorsOf(lateOutcome.value)).toEqual(timeoutError);
-    // Each waited its own deadline, from when it asked (timers fire a little late, never early).
-    expect(firstOutcome.afterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
-    expect(firstOutcome.afterMs).toBeLessThan(TIMEOUT_MS + 250);
-    expect(lateOutcome.afterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
-    expect(lateOutcome.afterMs).toBeLessThan(TIMEOUT_MS + 250);
-    expect(joinedAt - started + lateOutcome.afterMs).toBeGreaterThan(firstOutcome.afterMs + 200);
+    expect(errorsOf(await first)).toEqual(timeoutError);
+    expect(errorsOf(await late)).toEqual(timeoutError);
+    expect(await timedOutOperations(served)).toBe(2);
     expect(calls()).toEqual([GET_PET_1]);
   });
 
   it('of the first caller does not end the call for a caller that joined later: the answer that comes after the first gave up reaches the other', async () => {
     const served = await serve(DEADLINE_ONLY);
-    // Answered 900 ms after it was asked: past the first caller's deadline, within the late one's.
-    upstream.answer({ ...json(200, PET_1), delayMs: 900 });
-    const started = performance.now();
+    const held = hold(json(200, PET_1));
+    upstream.answer(held.answer);
+    fakeClock();
 
-    const first = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), started);
-    await expect.poll(() => upstream.requests.length).toBe(1);
-    await sleep(400 - (performance.now() - started));
-    const late = timed(served.gql(PET_QUERY, {}, { api_key: API_KEY }), started);
+    const first = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
+    await until(() => upstream.requests.length === 1, 'the upstream to receive the call');
+    await vi.advanceTimersByTimeAsync(400);
+    const late = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
+    await until(async () => (await joinedPetCalls(served)) === 1, 'the late caller to join the call');
+    // At 600 ms the first caller gives up; the call runs on for the late one.
+    await vi.advanceTimersByTimeAsync(200);
+    await until(() => first.settled, "the first caller's answer");
+    expect(late.settled).toBe(false);
+    // Answered at 900 ms: past the first caller's deadline, within the late one's.
+    await vi.advanceTimersByTimeAsync(300);
+    held.release();
 
-    const [firstOutcome, lateOutcome] = await Promise.all([first, late]);
-    expect(errorsOf(firstOutcome.value)?.map((error) => error.extensions?.['code'])).toEqual(['UPSTREAM_TIMEOUT']);
-    expect(firstOutcome.afterMs).toBeLessThan(900);
-    expect(lateOutcome.value).toEqual(CAT_1);
-    expect(lateOutcome.afterMs).toBeGreaterThanOrEqual(895);
+    expect(errorsOf(await first)?.map((error) => error.extensions?.['code'])).toEqual(['UPSTREAM_TIMEOUT']);
+    expect(await late).toEqual(CAT_1);
     expect(calls()).toEqual([GET_PET_1]);
     expect(await joinedPetCalls(served)).toBe(1);
   });
@@ -422,7 +449,7 @@ describe('a change', () => {
     );
 
     const before = [served.gql(PET_QUERY, {}, ALL_CREDENTIALS), served.gql(PET_QUERY, {}, ALL_CREDENTIALS)];
-    await expect.poll(() => joinedPetCalls(served)).toBe(1);
+    await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(1);
     const change = await served.gql(
       'mutation { updatePet(id: 1, input: { name: "Renamed" }) { name } }',
       {},
@@ -430,7 +457,7 @@ describe('a change', () => {
     );
     const after = served.gql(PET_QUERY, {}, ALL_CREDENTIALS);
     // The held read is still held: the later read reaches the upstream on its own.
-    await expect.poll(() => calls()).toEqual([GET_PET_1, 'PUT /api/v3/pet', GET_PET_1]);
+    await expect.poll(() => calls(), EVENTUALLY).toEqual([GET_PET_1, 'PUT /api/v3/pet', GET_PET_1]);
     held.release();
 
     expect(change).toEqual({ status: 200, data: { updatePet: { name: 'Renamed' } } });
@@ -502,11 +529,11 @@ describe('a change', () => {
       );
 
       const before = petstore.request(read);
-      await expect.poll(() => upstream.requests.length).toBe(1);
+      await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
       await petstore.request(change);
       const after = petstore.request(read);
       // The first read is still held: the later one reaches the upstream on its own.
-      await expect.poll(() => calls()).toEqual(expectedCalls);
+      await expect.poll(() => calls(), EVENTUALLY).toEqual(expectedCalls);
       held.release();
 
       expect((await after).body).toEqual({ before: false });
@@ -532,14 +559,14 @@ describe('a change', () => {
       path: '/pet',
       body: { contentType: 'application/json', data: '{}' },
     });
-    await expect.poll(() => upstream.requests.length).toBe(1);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
     // Started while the change is in flight: the upstream may answer it before or after carrying the change out.
     const during = petstore.request(READ);
-    await expect.poll(() => upstream.requests.length).toBe(2);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(2);
     changeHeld.release();
     await change;
     const after = petstore.request(READ);
-    await expect.poll(() => calls()).toEqual(['PUT /api/v3/pet', 'GET /api/v3/pet/1', 'GET /api/v3/pet/1']);
+    await expect.poll(() => calls(), EVENTUALLY).toEqual(['PUT /api/v3/pet', 'GET /api/v3/pet/1', 'GET /api/v3/pet/1']);
     readHeld.release();
 
     expect((await after).body).toEqual({ before: false });
@@ -552,7 +579,7 @@ describe('a change', () => {
     upstream.answer((request) => (request.method === 'GET' ? held.answer : json(200, {})));
 
     const first = petstore.request(READ);
-    await expect.poll(() => upstream.requests.length).toBe(1);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
     await petstore.request({
       operation: 'placeOrder',
       method: 'POST',
@@ -590,7 +617,7 @@ describe('a change', () => {
       upstream.answer(held.answer);
 
       const both = Promise.all([petstore.request(call), petstore.request(call)]);
-      await expect.poll(() => upstream.requests.length).toBe(2);
+      await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(2);
       held.release();
       await both;
 
@@ -608,7 +635,7 @@ describe('a change', () => {
 
     const mutation = 'mutation { addPet(input: { id: 10, name: "Rex" }) { id name } }';
     const both = Promise.all([served.gql(mutation, {}, ALL_CREDENTIALS), served.gql(mutation, {}, ALL_CREDENTIALS)]);
-    await expect.poll(() => upstream.requests.length).toBe(2);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(2);
     held.release();
 
     expect(await both).toEqual([

@@ -233,6 +233,8 @@ export type SilentServer = {
   httpsUrl: string;
   /** connections accepted so far */
   connections(): number;
+  /** connections still open: the client has not closed them */
+  openConnections(): number;
   close(): Promise<void>;
 };
 
@@ -248,6 +250,8 @@ export async function startSilentServer(): Promise<SilentServer> {
     accepted += 1;
     sockets.add(socket);
     socket.on('error', () => undefined);
+    // What the client sends is read and dropped, so that the server sees the client close the connection.
+    socket.resume();
     socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -255,6 +259,7 @@ export async function startSilentServer(): Promise<SilentServer> {
   return {
     httpsUrl: `https://127.0.0.1:${port}`,
     connections: () => accepted,
+    openConnections: () => sockets.size,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

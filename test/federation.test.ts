@@ -5,8 +5,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../src/emulator/server.js';
-import { ALL_CREDENTIALS, API_KEY, expectedGet, startStack, summariesByPath, useStack } from './helpers/stack.js';
+import { until } from './helpers/clock.js';
+import { json, serveGateway, startScriptedUpstream } from './helpers/scripted-upstream.js';
+import { ALL_CREDENTIALS, API_KEY, expectedGet, summariesByPath, useStack } from './helpers/stack.js';
 
 const ENTITIES = `query ($representations: [_Any!]!) {
   _entities(representations: $representations) {
@@ -123,22 +124,37 @@ describe('_entities', () => {
   });
 
   it('fetches distinct entities concurrently', async () => {
-    const slow = await startEmulator({ latencyMs: 50 });
-    const subgraph = await startStack({}, slow);
+    // An upstream that answers nothing until the test says: the calls made one after the other would stop at one.
+    const upstream = await startScriptedUpstream();
+    const subgraph = await serveGateway({ petstore: upstream.url, plants: upstream.url });
     try {
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      upstream.answer((request) => {
+        const id = Number(request.url.split('/').pop());
+        return {
+          until: released,
+          then: json(200, { id, name: `Cat ${id}`, photoUrls: [], tags: [], status: 'available' }),
+        };
+      });
       const representations = ['1', '2', '3', '4', '5'].map((id) => ({ __typename: 'Pet', id }));
-      const started = Date.now();
 
-      const result = await subgraph.gql(ENTITIES, { representations }, ALL_CREDENTIALS);
+      const answer = subgraph.gql(ENTITIES, { representations }, ALL_CREDENTIALS);
+      // All five calls are in flight at once, none of them answered.
+      await until(() => upstream.requests.length === 5, 'five upstream calls in flight');
+      release();
+      const result = await answer;
 
       expect(result.errors).toBeUndefined();
-      expect(slow.requests).toHaveLength(5);
-      expect(slow.maxInFlight).toBe(5);
-      // One wave of 50 ms calls, not five in a row.
-      expect(Date.now() - started).toBeLessThan(5 * 50);
+      expect(result.data?.['_entities']).toEqual(
+        [1, 2, 3, 4, 5].map((id) => ({ __typename: 'Pet', id: String(id), name: `Cat ${id}` })),
+      );
+      expect(upstream.requests.map((request) => request.url).sort()).toEqual(
+        [1, 2, 3, 4, 5].map((id) => `/api/v3/pet/${id}`),
+      );
     } finally {
       await subgraph.close();
-      await slow.close();
+      await upstream.close();
     }
   });
 });

@@ -10,6 +10,8 @@
  *   distinct pets (10): two dependent waves, 60 calls.
  * - `GET /entities`: `GET /pet/{id}` for the 50 distinct ids of the 100 representations, one
  *   wave, 50 calls; the answer lists the 100 in order.
+ * - `GET /pets` (scenario 5): `GET /pet/findByStatus` for each of the three statuses, one wave,
+ *   3 calls; the answer lists the pets of all three.
  *
  * Usage: tsx bench/direct-client.ts <petstoreUrl>. Prints one JSON line `{ url }` when listening.
  */
@@ -52,8 +54,20 @@ async function entities(): Promise<unknown> {
   return ENTITY_IDS.map((id) => pets.get(id));
 }
 
+async function pets(): Promise<unknown> {
+  const statuses = ['available', 'pending', 'sold'];
+  const lists = await Promise.all(
+    statuses.map((status) =>
+      get(`/pet/findByStatus?status=${status}`, { authorization: CREDENTIAL_HEADERS.authorization }),
+    ),
+  );
+  return lists.flatMap((list) => (Array.isArray(list) ? (list as unknown[]) : []));
+}
+
+const HANDLERS: Record<string, () => Promise<unknown>> = { '/orders': orders, '/entities': entities, '/pets': pets };
+
 const server = createServer((request, response) => {
-  const handler = request.url === '/orders' ? orders : request.url === '/entities' ? entities : undefined;
+  const handler = HANDLERS[request.url ?? ''];
   if (handler === undefined) {
     response.writeHead(404).end();
     return;

@@ -22,6 +22,8 @@ export type RunResult = {
   seconds: number;
   /** 2xx response times, in milliseconds */
   latencies: number[];
+  /** bytes of the 2xx responses as received (status line, headers, body as sent: compressed or not) */
+  bytes: number;
   /** non-2xx answers, connection errors and timeouts */
   failures: number;
   /** highest resident set size of any one watched process during the run, in bytes (0 when none is watched) */
@@ -41,6 +43,7 @@ export function runLoad(
   const first = targets[0];
   if (first === undefined) throw new Error('no target');
   const latencies: number[] = [];
+  let bytes = 0;
   let failures = 0;
   let peakRss = 0;
   const sample = () => {
@@ -69,11 +72,13 @@ export function runLoad(
         if (error) return reject(error instanceof Error ? error : new Error(inspect(error)));
         const seconds = (performance.now() - started) / 1000;
         failures += result.non2xx + result.errors + result.timeouts;
-        resolve({ requests: latencies.length, seconds, latencies, failures, peakRss });
+        resolve({ requests: latencies.length, seconds, latencies, bytes, failures, peakRss });
       },
     );
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    instance.on('response', (_client, statusCode, responseBytes, responseTime) => {
+      if (statusCode < 200 || statusCode >= 300) return;
+      latencies.push(responseTime);
+      bytes += responseBytes;
     });
   });
 }

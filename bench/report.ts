@@ -11,6 +11,8 @@ export const CONTENDER = {
   cache: 'gateway WORKERS=1 + response cache',
   cacheLimited: 'gateway WORKERS=1 + response cache + rate limits',
   cacheRedis: 'gateway WORKERS=1 + response cache + rate limits, REDIS_URL',
+  brotli: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, Accept-Encoding: br',
+  gzip: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, Accept-Encoding: gzip',
 } as const;
 
 /** The contenders that answer from a response cache: their upstream calls say nothing of sharing. */
@@ -27,6 +29,8 @@ export type Measurement = {
   p50: number;
   p99: number;
   failures: number;
+  /** bytes received per answered request: status line, headers and body as sent (compressed or not) */
+  bytesPerAnswer?: number | undefined;
   /**
    * user + system CPU time of the contender's processes over the measured rounds, per answered request,
    * in ms (GraphQL contenders)
@@ -112,6 +116,7 @@ const SCENARIO_NAMES: Record<number, string> = {
   2: '2 list by status',
   3: '3 fan-out 50 orders + pets',
   4: '4 _entities 100 reps / 50 ids',
+  5: '5 large answer, 50 pets',
 };
 /** The calls a minimal client makes: the most the gateway may make. */
 const DISTINCT_ENTITIES: Record<number, number> = { 3: 60, 4: 50 };
@@ -150,6 +155,42 @@ const CPU_TARGETS: readonly { scenario: number; ms: number }[] = [
   { scenario: 2, ms: 0.35 },
   { scenario: 3, ms: 4 },
 ];
+
+type Find = (scenario: number, latencyMs: number, connections: number, contender: string) => Measurement | undefined;
+
+/**
+ * Issue 20: the CPU a compressed answer costs. Scenario 5 asked of three gateways alike but for the
+ * Accept-Encoding the load generator sends (none, br, gzip); the difference in CPU per request is
+ * compressing the answer (the lane writes it; RESPONSE_COMPRESSION_MIN_BYTES at its default).
+ */
+function renderCompression(input: ResultsInput, find: Find, push: (...lines: string[]) => number): void {
+  const plain = find(5, 0, 10, CONTENDER.noDedupe);
+  if (!plain) return;
+  const rows = [plain, find(5, 0, 10, CONTENDER.brotli), find(5, 0, 10, CONTENDER.gzip)].filter(
+    (m): m is Measurement => m !== undefined,
+  );
+  const added = (m: Measurement) =>
+    m === plain || m.cpuMsPerRequest === undefined || plain.cpuMsPerRequest === undefined
+      ? ''
+      : `${m.cpuMsPerRequest >= plain.cpuMsPerRequest ? '+' : ''}${cpu(m.cpuMsPerRequest - plain.cpuMsPerRequest)}`;
+  push(
+    '## Compressed answers (issue 20)',
+    '',
+    `${SCENARIO_NAMES[5]} (\`petsByStatus\` of all three statuses, every field: 3 upstream calls, about 8.5 KB of JSON), 0 ms`,
+    "upstream, 10 connections, one process, sharing of upstream calls off (so that no request rides on another's call and",
+    "a slower contender's extra CPU cannot hide in the calls it saves). The three gateways are configured alike; only the",
+    'Accept-Encoding the load generator sends differs. Bytes per answer are as received: status line, headers and body.',
+    '',
+    '| Contender | req/s | p50 ms | p99 ms | CPU ms/req | CPU added | Bytes per answer |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (m) =>
+        `| ${m.contender} | ${m.rps.toFixed(0)} | ${ms(m.p50)} | ${ms(m.p99)} | ${cpu(m.cpuMsPerRequest)} | ${added(m)} | ${m.bytesPerAnswer === undefined ? '' : m.bytesPerAnswer.toFixed(0)} |`,
+    ),
+    '',
+  );
+  if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
+}
 
 export function renderResults(input: ResultsInput): string {
   const find = (scenario: number, latencyMs: number, connections: number, contender: string) =>
@@ -301,6 +342,8 @@ export function renderResults(input: ResultsInput): string {
       );
     }
   }
+
+  renderCompression(input, find, push);
 
   // Targets kept from the previous benchmark.
   push('## Earlier targets (kept)', '', '| Target | Measured | |', '|---|---|---|');

@@ -9,6 +9,8 @@
  *                                  one round of 1 s, 10 connections only, 2 starts, no response-cache variant,
  *                                  no one-client runs, a 3 s steady run
  *   npm run bench -- --profile     CPU profiles of the compiled gateway per scenario (bench/.out/profiles/)
+ *   npm run bench -- --scenario=5  one scenario's rows only, none of the other measures (bench/.out/RESULTS.scenario-5.md);
+ *                                  with --profile, that scenario's profile only
  *
  * Processes: the load generator (this one, autocannon), the upstream (the emulator, with a
  * fixed added latency), the gateway (compiled by `npm run build` at the start, then run as
@@ -55,6 +57,10 @@ import { CREDENTIAL_HEADERS, SCENARIOS, seedUpstream, type Scenario } from './sc
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const PROFILE = argv.includes('--profile');
+/** `--scenario=N`: that scenario only. */
+const ONLY = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
+const SELECTED = SCENARIOS.filter((each) => ONLY === undefined || String(each.id) === ONLY);
+if (SELECTED.length === 0) throw new Error(`--scenario=${ONLY}: no such scenario`);
 
 /** How long and how often; the full run is what `bench/RESULTS.md` holds. */
 const PLAN = QUICK
@@ -103,6 +109,8 @@ let redisUrl: string | undefined;
 type GatewayVariant = {
   label: string;
   env: Record<string, string>;
+  /** request headers added to the GraphQL ones (`accept-encoding`, to ask for compressed answers) */
+  headers?: Record<string, string>;
   /** given REDIS_URL: the bench's redis-server (left out when there is none) */
   redis?: boolean;
   scenarios: readonly number[];
@@ -119,7 +127,29 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
   {
     label: CONTENDER.noDedupe,
     env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
-    scenarios: [1, 2, 3],
+    scenarios: [1, 2, 3, 5],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  // Issue 20: the same large answer (scenario 5) asked compressed, beside the row above, which asks it
+  // uncompressed: only Accept-Encoding differs. Sharing is off in all three, so that no request rides
+  // on another's upstream call: with it on, a slower (compressing) gateway would share more calls,
+  // and its extra CPU would partly hide in the calls it saved.
+  {
+    label: CONTENDER.brotli,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
+    headers: { 'accept-encoding': 'br' },
+    scenarios: [5],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  {
+    label: CONTENDER.gzip,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
+    headers: { 'accept-encoding': 'gzip' },
+    scenarios: [5],
     connections: [10],
     latencies: [0],
     quick: true,
@@ -152,7 +182,12 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
   },
 ];
 const variants = (): readonly GatewayVariant[] =>
-  ALL_VARIANTS.filter((variant) => (!QUICK || variant.quick) && (!variant.redis || redisUrl !== undefined));
+  ALL_VARIANTS.filter(
+    (variant) =>
+      (!QUICK || variant.quick) &&
+      (!variant.redis || redisUrl !== undefined) &&
+      SELECTED.some((scenario) => variant.scenarios.includes(scenario.id)),
+  );
 const variant = (label: string) => variants().find((each) => each.label === label);
 
 type Contender = {
@@ -173,12 +208,18 @@ function graphqlContender(
   pid: number,
   scenarios: readonly number[],
   connections?: readonly number[],
+  headers?: Record<string, string>,
 ): Contender {
   return {
     label,
     kind,
     pid,
-    target: (scenario) => ({ url, method: 'POST', headers: GRAPHQL_HEADERS, body: scenario.graphql }),
+    target: (scenario) => ({
+      url,
+      method: 'POST',
+      headers: { ...GRAPHQL_HEADERS, ...headers },
+      body: scenario.graphql,
+    }),
     applies: (scenario, at) =>
       scenarios.includes(scenario.id) && (at === undefined || connections === undefined || connections.includes(at)),
   };
@@ -217,13 +258,24 @@ async function startVariants(
     out.push({
       variant: each,
       gateway,
-      contender: graphqlContender(each.label, 'gateway', gateway.url, gateway.pid, each.scenarios, each.connections),
+      contender: graphqlContender(
+        each.label,
+        'gateway',
+        gateway.url,
+        gateway.pid,
+        each.scenarios,
+        each.connections,
+        each.headers,
+      ),
     });
   }
   return out;
 }
 
-/** Starts the framework ceiling (`bench/ceiling.ts`) with the gateways' settings, as a contender of every scenario. */
+/** The scenarios the framework ceiling runs: those of issue 11. */
+const CEILING_SCENARIOS: readonly number[] = [1, 2, 3, 4];
+
+/** Starts the framework ceiling (`bench/ceiling.ts`) with the gateways' settings, as a contender of its scenarios. */
 async function startCeiling(env: Record<string, string>, children: Child[]): Promise<Contender> {
   const ceiling = await startReportingChild<{ url: string }>('ceiling', 'bench/ceiling.ts', [], {
     ...env,
@@ -231,7 +283,7 @@ async function startCeiling(env: Record<string, string>, children: Child[]): Pro
     PORT: '0',
   });
   children.push(ceiling);
-  return graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, [1, 2, 3, 4]);
+  return graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, CEILING_SCENARIOS);
 }
 
 /** Sends one request of a scenario to a contender and checks the answer, before anything is measured. */
@@ -281,6 +333,8 @@ async function compare(
   seconds: number,
 ): Promise<Measurement[]> {
   const active = contenders.filter((contender) => contender.applies(scenario, connections));
+  // Direct REST alone compares with nothing (scenario 5 at 5 ms or 50 connections).
+  if (active.every((contender) => contender.kind === 'direct')) return [];
   const runs = new Map<string, (RunResult & { cpuMs: number })[]>(active.map((contender) => [contender.label, []]));
   for (const contender of active)
     await runLoad(contender.target(scenario), { connections, seconds: PLAN.warmupSeconds });
@@ -305,6 +359,7 @@ async function compare(
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       failures: results.reduce((sum, result) => sum + result.failures, 0),
+      bytesPerAnswer: requests === 0 ? undefined : results.reduce((sum, result) => sum + result.bytes, 0) / requests,
       cpuMsPerRequest: contender.pid === undefined || requests === 0 ? undefined : cpuMs / requests,
       peakRss: contender.pid === undefined ? undefined : Math.max(...results.map((result) => result.peakRss)),
     };
@@ -373,7 +428,7 @@ async function samePet(): Promise<SamePetRun[]> {
     const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
     const contenders = (await startVariants('same pet', env, undefined, children))
       .map((each) => each.contender)
-      .filter((each) => !CACHED.has(each.label));
+      .filter((each) => !CACHED.has(each.label) && each.applies(scenario));
     const out: SamePetRun[] = [];
     for (const contender of contenders) {
       await check(contender, scenario);
@@ -453,7 +508,7 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
     await seedUpstream(emulator.info.petstoreUrl);
     const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.info.petstoreUrl, PLANTS_URL: emulator.info.plantsUrl };
     // Starts first, while no other gateway is running, against the 0 ms upstream.
-    if (latencyMs === 0) results.startup = await startup(env);
+    if (latencyMs === 0 && ONLY === undefined) results.startup = await startup(env);
     const client = await startReportingChild<{ url: string }>('direct client', 'bench/direct-client.ts', [
       emulator.info.petstoreUrl,
     ]);
@@ -464,15 +519,15 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
       ...gateways.map((each) => each.contender),
     ];
     // The ceiling makes no upstream call once warm, so the upstream's latency does not change it: run at 0 ms only.
-    if (latencyMs === 0) {
+    if (latencyMs === 0 && SELECTED.some((scenario) => CEILING_SCENARIOS.includes(scenario.id))) {
       contenders.push(await startCeiling(env, children));
     }
-    for (const scenario of SCENARIOS)
+    for (const scenario of SELECTED)
       for (const contender of contenders) if (contender.applies(scenario)) await check(contender, scenario);
     for (const { variant: each, gateway } of gateways)
       console.log(`  ${each.label}: ${processTree(gateway.pid).length} process(es)`);
 
-    for (const scenario of SCENARIOS) {
+    for (const scenario of SELECTED) {
       for (const connections of PLAN.connections) {
         results.measurements.push(
           ...(await compare(contenders, scenario, latencyMs, connections, PLAN.rounds, PLAN.seconds)),
@@ -480,8 +535,10 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
       }
     }
 
-    if (latencyMs === 5 && PLAN.singleRounds > 0) results.singleClient.push(...(await singleClient(contenders)));
-    if (latencyMs === 0) {
+    // One scenario's rows (--scenario=N) leave out the measures that run every scenario.
+    if (latencyMs === 5 && PLAN.singleRounds > 0 && ONLY === undefined)
+      results.singleClient.push(...(await singleClient(contenders)));
+    if (latencyMs === 0 && ONLY === undefined) {
       const main = gateways.find((each) => each.variant.label === CONTENDER.auto);
       if (main !== undefined) results.steady = await steady(main.variant.label, main.gateway);
     }
@@ -585,8 +642,7 @@ async function profile(): Promise<void> {
       PETSTORE_URL: emulator.info.petstoreUrl,
       PLANTS_URL: emulator.info.plantsUrl,
     };
-    const only = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
-    for (const scenario of SCENARIOS.filter((each) => only === undefined || String(each.id) === only)) {
+    for (const scenario of SELECTED) {
       const name = `scenario-${scenario.id}`;
       // One directory per scenario: the profile is written there when the gateway exits.
       const gateway = await startGateway(`profile ${name}`, env, {
@@ -640,8 +696,8 @@ async function main(): Promise<void> {
       clockTicks: CLOCK_TICKS,
       plan: PLAN,
       startup: [],
-      calls: await countCalls(),
-      samePet: await samePet(),
+      calls: ONLY === undefined ? await countCalls() : [],
+      samePet: ONLY === undefined ? await samePet() : [],
       measurements: [],
       singleClient: [],
       steady: undefined,
@@ -650,7 +706,12 @@ async function main(): Promise<void> {
     };
     for (const latencyMs of PLAN.latencies) await phase(latencyMs, results);
     results.durationSeconds = (Date.now() - started) / 1000;
-    const file = QUICK ? new URL('RESULTS.quick.md', OUTPUT_DIR) : new URL('./RESULTS.md', import.meta.url);
+    const file =
+      ONLY !== undefined
+        ? new URL(`RESULTS.scenario-${ONLY}${QUICK ? '.quick' : ''}.md`, OUTPUT_DIR)
+        : QUICK
+          ? new URL('RESULTS.quick.md', OUTPUT_DIR)
+          : new URL('./RESULTS.md', import.meta.url);
     mkdirSync(OUTPUT_DIR, { recursive: true });
     writeFileSync(file, renderResults(results));
     console.log(`written to ${file.pathname} in ${results.durationSeconds.toFixed(0)} s`);

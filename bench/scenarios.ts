@@ -8,7 +8,7 @@ export const CREDENTIAL_HEADERS = { authorization: 'Bearer bench-token', api_key
 
 /** One scenario: a GraphQL operation for the gateway and the ceiling, and its direct REST equivalent. */
 export type Scenario = {
-  /** 1 to 4, as the issue numbers them */
+  /** 1 to 4, as issue 11 numbers them; 5, issue 20's large answer */
   id: number;
   name: string;
   /** the GraphQL request body (JSON) the gateway and the ceiling receive */
@@ -97,6 +97,24 @@ export const SCENARIOS: readonly Scenario[] = [
         entities.every((entity) => field(entity, 'name') !== undefined)
         ? undefined
         : 'expected 100 named pets';
+    },
+  },
+  {
+    // Issue 20: the CPU a compressed answer costs. 8.5 KB of JSON, each pet's every field: a large
+    // answer, over RESPONSE_COMPRESSION_MIN_BYTES, asked with and without Accept-Encoding (run.ts).
+    id: 5,
+    name: 'large answer: every pet with every field',
+    graphql: body(
+      '{ petsByStatus(status: [AVAILABLE, PENDING, SOLD]) { id name status photoUrls category { id name } tags { id name } } }',
+    ),
+    direct: { kind: 'client', path: '/pets' },
+    directLabel: 'client: 3 × GET /pet/findByStatus',
+    minimalCalls: 3,
+    check: (data) => {
+      const pets = field(data, 'petsByStatus');
+      return Array.isArray(pets) && pets.length === 50
+        ? undefined
+        : `expected 50 pets, got ${Array.isArray(pets) ? pets.length : 'none'}`;
     },
   },
 ];

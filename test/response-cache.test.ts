@@ -3,10 +3,10 @@
  * are answered from memory; another credential, other variables, a mutation or the end of the
  * lifetime mean a fresh upstream call.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { credentialSession } from '../src/plugins/response-cache.js';
 import { loadConfig } from '../src/config.js';
+import { fakeClock } from './helpers/clock.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, summary, useStack } from './helpers/stack.js';
 
 const PET = 'query ($id: ID!) { pet(id: $id) { id name status } }';
@@ -127,11 +127,17 @@ describe('lifetimes', () => {
   const stack = useStack({ responseCacheTtlMs: 150, responseCacheTtlPerType: ['Inventory=0'] });
 
   it('fetches again once the lifetime is over', async () => {
+    // The test's clock: it moves only when the test moves it, however slow the machine.
+    fakeClock();
     await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
     await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
     expect(stack.upstream()).toHaveLength(1);
+    // 150 ms after it was kept, the answer is still served.
+    await vi.advanceTimersByTimeAsync(150);
+    await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
+    expect(stack.upstream()).toEqual([]);
 
-    await sleep(300);
+    await vi.advanceTimersByTimeAsync(1);
     await stack.gql(PET, { id: '1' }, ALL_CREDENTIALS);
 
     expect(stack.upstream()).toHaveLength(1);

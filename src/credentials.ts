@@ -22,6 +22,21 @@ export type Security =
   /** no credential is sent */
   | 'none';
 
+/** The headers a caller's credentials come in, the only ones forwarded upstream (each to the operations that declare it). */
+export const CREDENTIAL_HEADERS = { bearer: 'authorization', apiKey: 'api_key' } as const;
+
+/**
+ * Request headers whose values are secrets wherever they would be shown (a log line's headers):
+ * the credential headers, and those that carry credentials to other software (cookies, a proxy's,
+ * another API key spelling), which the gateway never forwards.
+ */
+export const SECRET_HEADERS: readonly string[] = [
+  ...Object.values(CREDENTIAL_HEADERS),
+  'x-api-key',
+  'cookie',
+  'proxy-authorization',
+];
+
 /** Headers read by name: a Fetch `Headers`, or node:http's headers behind a getter. */
 export type HeaderSource = { get(name: string): string | null };
 
@@ -29,15 +44,15 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /** Reads the credentials from the incoming request's headers; anything malformed is treated as absent. */
 export function readCredentials(headers: HeaderSource): Credentials {
-  const bearer = BEARER.exec(headers.get('authorization') ?? '')?.[1];
-  const apiKey = headers.get('api_key')?.trim();
+  const bearer = BEARER.exec(headers.get(CREDENTIAL_HEADERS.bearer) ?? '')?.[1];
+  const apiKey = headers.get(CREDENTIAL_HEADERS.apiKey)?.trim();
   return { ...(bearer ? { bearer } : {}), ...(apiKey ? { apiKey } : {}) };
 }
 
 /** The headers that carry `credentials` to an operation with the given security; empty when it declares none. */
 export function credentialHeaders(credentials: Credentials, security: Security): Record<string, string> {
-  const bearer = credentials.bearer ? { authorization: `Bearer ${credentials.bearer}` } : undefined;
-  const apiKey = credentials.apiKey ? { api_key: credentials.apiKey } : undefined;
+  const bearer = credentials.bearer ? { [CREDENTIAL_HEADERS.bearer]: `Bearer ${credentials.bearer}` } : undefined;
+  const apiKey = credentials.apiKey ? { [CREDENTIAL_HEADERS.apiKey]: credentials.apiKey } : undefined;
   switch (security) {
     case 'bearer':
       return bearer ?? {};

@@ -6,7 +6,7 @@
  * it reaches a response or a log line.
  */
 import { createHash } from 'node:crypto';
-import { readCredentials, type HeaderSource } from './credentials.js';
+import { CREDENTIAL_HEADERS, readCredentials, type HeaderSource } from './credentials.js';
 
 /** What replaces a secret in a response or a log line. */
 export const REDACTED = '[redacted]';
@@ -27,8 +27,8 @@ const SECRET_NAME =
  */
 export function credentialSecrets(headers: HeaderSource): string[] {
   const secrets: string[] = [];
-  const authorization = headers.get('authorization');
-  const apiKey = headers.get('api_key');
+  const authorization = headers.get(CREDENTIAL_HEADERS.bearer);
+  const apiKey = headers.get(CREDENTIAL_HEADERS.apiKey);
   if (authorization === null && apiKey === null) return secrets;
   const { bearer, apiKey: key } = readCredentials(headers);
   for (const value of [authorization, bearer, apiKey, key]) {

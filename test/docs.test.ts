@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_PAGE, renderConfigurationPage } from '../scripts/config-docs.js';
 import type { GatewayConfig } from '../src/gateway.js';
+import { errorCodeUnion } from './helpers/error-codes.js';
 import { useObserved } from './helpers/observed.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 
@@ -24,16 +25,6 @@ describe('docs/configuration.md', () => {
   });
 });
 
-/** The codes of the `ErrorCode` union, read from its source. */
-function errorCodes(): string[] {
-  const source = read('src/errors.ts');
-  const union = source.slice(
-    source.indexOf('export type ErrorCode ='),
-    source.indexOf(';', source.indexOf('export type ErrorCode =')),
-  );
-  return [...union.matchAll(/\|\s*'([A-Z_]+)'/g)].map((match) => match[1] ?? '').sort();
-}
-
 describe('error codes', () => {
   it('every code the gateway sends is in the errors table of docs/graph.md, and no other', () => {
     const page = read('docs/graph.md');
@@ -45,7 +36,7 @@ describe('error codes', () => {
     const documented = firstCells.flatMap((cell) =>
       [...cell.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] ?? ''),
     );
-    expect([...new Set(documented)].sort()).toEqual(errorCodes());
+    expect([...new Set(documented)].sort()).toEqual(errorCodeUnion());
   });
 });
 

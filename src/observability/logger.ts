@@ -7,15 +7,13 @@
  */
 import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
 import { currentRequest } from './request-context.js';
+import { SECRET_HEADERS } from '../credentials.js';
 import { REDACTED, redactJsonLine } from '../secrets.js';
 
 export type { DestinationStream, Logger };
 
 /** The log levels a user can choose (`LOG_LEVEL`). */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/** Request headers that carry credentials, wherever a log line holds headers. */
-const CREDENTIAL_HEADERS = ['authorization', 'api_key', 'x-api-key', 'cookie', 'proxy-authorization'];
 
 /**
  * Creates the log at `level`, writing to `destination` (stdout unless a test captures it).
@@ -29,7 +27,8 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
     timestamp: stdTimeFunctions.isoTime,
     // `"level":"info"` rather than pino's number: readable without a table.
     formatters: { level: (label: string) => ({ level: label }) },
-    redact: { paths: CREDENTIAL_HEADERS.map((name) => `headers["${name}"]`), censor: REDACTED },
+    // The credential headers and the other secret-bearing ones (src/credentials.ts), wherever a line holds headers.
+    redact: { paths: SECRET_HEADERS.map((name) => `headers["${name}"]`), censor: REDACTED },
     mixin: () => {
       const request = currentRequest();
       return request ? { requestId: request.id } : {};

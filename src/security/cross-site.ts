@@ -5,6 +5,7 @@
  */
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import { CREDENTIAL_HEADERS } from '../credentials.js';
 import { codedError } from '../errors.js';
 
 /**
@@ -20,7 +21,7 @@ export const CSRF_HEADERS = [
 ];
 
 /** Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all). */
-const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'authorization', 'api_key', ...CSRF_HEADERS];
+const CORS_ALLOWED_HEADERS = ['accept', 'content-type', ...Object.values(CREDENTIAL_HEADERS), ...CSRF_HEADERS];
 
 type CorsOptions = YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors'];
 

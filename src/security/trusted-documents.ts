@@ -10,6 +10,7 @@ import { parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { ConfigError } from '../config.js';
+import type { ErrorCode } from '../errors.js';
 
 /** The manifest: document text by hash. */
 export type TrustedDocuments = ReadonlyMap<string, string>;
@@ -48,20 +49,16 @@ const HOW = 'send extensions.persistedQuery { version: 1, sha256Hash } of a docu
 
 /** The yoga plugin of trusted-documents mode: only the manifest's documents run, by hash. */
 export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
-  const required = {
-    message: `Only trusted documents run on this gateway: ${HOW}`,
-    extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED', http: { status: 400 } },
-  };
+  // The plugin builds its errors from these options; the codes are checked against ErrorCode here.
+  const refusal = (code: ErrorCode, message: string) => ({ message, extensions: { code, http: { status: 400 } } });
+  const required = refusal('TRUSTED_DOCUMENT_REQUIRED', `Only trusted documents run on this gateway: ${HOW}`);
   return usePersistedOperations({
     getPersistedOperation: (hash) => documents.get(hash) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
       persistedQueryOnly: required,
       keyNotFound: required,
-      notFound: {
-        message: `Unknown trusted document: ${HOW}`,
-        extensions: { code: 'TRUSTED_DOCUMENT_NOT_FOUND', http: { status: 400 } },
-      },
+      notFound: refusal('TRUSTED_DOCUMENT_NOT_FOUND', `Unknown trusted document: ${HOW}`),
     },
   });
 }

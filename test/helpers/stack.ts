@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
 import { createGateway, upstreamClientOptions, type GatewayConfig } from '../../src/gateway.js';
 import type { UpstreamClientOptions } from '../../src/upstream/http.js';
+import { checkErrorCodes } from './error-codes.js';
 import { startUpstream } from './upstream.js';
 
 /** A GraphQL response as the tests read it. */
@@ -86,7 +87,9 @@ export async function postBody(url: string, body: Record<string, unknown>) {
     headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as unknown };
+  const answer = (await response.json()) as unknown;
+  checkErrorCodes(answer);
+  return { status: response.status, body: answer };
 }
 
 /** Posts a GraphQL operation to `url`. */
@@ -106,6 +109,7 @@ export async function postGraphQL(
     body: JSON.stringify({ query, variables }),
   });
   const body = (await response.json()) as Omit<GraphQLResponse, 'status'>;
+  checkErrorCodes(body);
   return { status: response.status, ...body };
 }
 

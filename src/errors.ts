@@ -73,7 +73,13 @@ export type ErrorCode =
   /** TRUSTED_DOCUMENTS is set and the hash is not in the manifest (400) */
   | 'TRUSTED_DOCUMENT_NOT_FOUND'
   /** the operation needed more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION (a field error) */
-  | 'UPSTREAM_FANOUT_LIMIT';
+  | 'UPSTREAM_FANOUT_LIMIT'
+  // The gateway's own failure.
+  /**
+   * the gateway failed outside GraphQL execution (a module that did not load, a plugin or the handler that threw,
+   * an answer that could not be written): 500, message `Unexpected error.`, the detail in the server log only
+   */
+  | 'INTERNAL_SERVER_ERROR';
 
 /** Where an error points, and how a request refused with it is answered. */
 export type CodedErrorOptions = {

@@ -4,10 +4,12 @@
  * SHUTDOWN_GRACE_MS; the connection of each closes after its answer), then the gateway's
  * upstream pools close. Used by `main.ts` for the single process and by each cluster worker.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, type Config } from './config.js';
 import type { Gateway } from './gateway.js';
+import { writeInternalError } from './http/lane.js';
 import { ShortLivedTable } from './short-lived-table.js';
 
 /** A gateway being served. */
@@ -24,6 +26,34 @@ export type Serving = {
 };
 
 /**
+ * The last line of defence: `handler`, guarded so that a throw or a rejected promise from it is
+ * still answered with the masked 500 (`INTERNAL_SERVER_ERROR`, no detail) when nothing of the
+ * answer was sent yet, or its connection closed when it was; `report` logs the detail. Unguarded,
+ * node:http would end the process on a throw, and leave the request unanswered on a rejection.
+ */
+export function guarded(
+  handler: (request: IncomingMessage, response: ServerResponse) => unknown,
+  report: (error: unknown, requestId: string) => void,
+): RequestListener {
+  return (request, response) => {
+    const fail = (error: unknown) => {
+      const requestId = randomUUID();
+      try {
+        report(error, requestId);
+      } finally {
+        writeInternalError(response, requestId);
+      }
+    };
+    try {
+      const returned = handler(request, response);
+      if (returned instanceof Promise) returned.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
+}
+
+/**
  * Listens with the gateway's request listener on HOST:PORT.
  * @throws ConfigError when the address cannot be listened on
  */
@@ -32,7 +62,11 @@ export async function serve(
   config: Pick<Config, 'host' | 'port' | 'shutdownGraceMs'>,
   log: (line: string) => void = console.log,
 ): Promise<Serving> {
-  const server = createServer(gateway.handler);
+  const server = createServer(
+    guarded(gateway.handler, (error, requestId) =>
+      gateway.yoga.logger.error(error, `(request ${requestId}: answered 500 INTERNAL_SERVER_ERROR)`),
+    ),
+  );
   // The answers being written, so that a stop can see what is in flight and close each connection once
   // its answer is out. (A table made for entries that come and go with requests: see ShortLivedTable.)
   const answering = new ShortLivedTable<ServerResponse>();

@@ -15,6 +15,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { normalizedExecutor } from '@graphql-tools/executor';
+import { sendNodeResponse } from '@whatwg-node/server';
 import {
   getOperationAST,
   OperationTypeNode,
@@ -36,6 +37,33 @@ import { CSRF_HEADERS } from '../security/cross-site.js';
 import { secretValues } from '../secrets.js';
 import { encodeAnswer } from './compression.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
+
+/** The answer to a failure outside GraphQL execution: masked, its detail in the log only. */
+export const INTERNAL_ERROR_BODY =
+  '{"errors":[{"message":"Unexpected error.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}';
+
+/**
+ * Answers a failure with the masked 500 ({@link INTERNAL_ERROR_BODY}) and the request id, when
+ * nothing of the answer was sent yet (the headers a failed step had set go: they were another
+ * answer's); else closes the connection, since a half-sent answer cannot be taken back. True when
+ * the 500 was written.
+ */
+export function writeInternalError(response: ServerResponse, requestId: string): boolean {
+  try {
+    if (response.headersSent || response.destroyed) throw new Error('the answer has begun');
+    for (const name of response.getHeaderNames()) if (name !== 'connection') response.removeHeader(name);
+    response.writeHead(500, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(INTERNAL_ERROR_BODY)),
+      'x-request-id': requestId,
+    });
+    response.end(INTERNAL_ERROR_BODY);
+    return true;
+  } catch {
+    response.destroy();
+    return false;
+  }
+}
 
 /** A node:http request listener. */
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -155,9 +183,36 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   const { yoga, observe } = options;
   const endpoint = yoga.graphqlEndpoint;
   const documents = new Map<string, Prepared>();
-  /** Serves a request the lane does not serve, unread; the lane's rate limit check (if made) is not repeated. */
+  /**
+   * A failure outside GraphQL execution (a module that did not load, a plugin hook that threw, an
+   * answer that could not be written): one log line with its detail, and the masked 500.
+   */
+  function failed(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+    const url = request.url ?? '/';
+    const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
+    const record = observe.beginRequest(request.method ?? 'GET', path, headerReader(request.headers), () => ({
+      ...request.headers,
+    }));
+    observe.logging(record, () => options.logMasked(error));
+    if (writeInternalError(response, record.id)) observe.responseReady(record, 500);
+  }
+
+  /**
+   * Serves a request the lane does not serve, unread; the lane's rate limit check (if made) is not
+   * repeated. As `yoga.handle` would, except that a failure yoga does not answer itself (one
+   * outside GraphQL execution) gets the masked 500, not whatwg-node's text/plain stack trace.
+   */
   const toYoga = (request: IncomingMessage, response: ServerResponse, checked: boolean) =>
-    void yoga.handle(request, response, checked ? { rateLimitChecked: true } : {});
+    void Promise.resolve()
+      .then(() =>
+        yoga.handleNodeRequestAndResponse(request, response, {
+          req: request,
+          res: response,
+          ...(checked ? { rateLimitChecked: true } : {}),
+        }),
+      )
+      .then((answer) => sendNodeResponse(answer, response, request, true))
+      .catch((error: unknown) => failed(request, response, error));
 
   /** Serves a request the lane has read but does not serve, through yoga, with its body as read. */
   async function readToYoga(
@@ -356,15 +411,7 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
       if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
         return toYoga(request, response, false);
     }
-    serve(request, response, method, mediaType, queryAt).catch((error: unknown) => {
-      options.logMasked(error);
-      if (!response.headersSent) {
-        response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-        response.end('{"errors":[{"message":"Unexpected error.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}');
-      } else {
-        response.destroy();
-      }
-    });
+    serve(request, response, method, mediaType, queryAt).catch((error: unknown) => failed(request, response, error));
   };
 }
 

@@ -1,16 +1,27 @@
 /**
  * Serving one gateway over HTTP, and stopping it gracefully: new connections are refused at
- * once, idle keep-alive connections closed, requests in flight finish (within
- * SHUTDOWN_GRACE_MS; the connection of each closes after its answer), then the gateway's
- * upstream pools close. Used by `main.ts` for the single process and by each cluster worker.
+ * once; requests in flight finish (within SHUTDOWN_GRACE_MS; the connection of each closes after
+ * its answer); a keep-alive connection with nothing in flight may still bring one more request
+ * for {@link IDLE_CLOSE_DELAY_MS} (answered with `Connection: close`) before it is closed; then
+ * the gateway's upstream pools close. Used by `main.ts` for the single process and by each
+ * cluster worker, which bound the whole stop with a deadline of their own.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { ConfigError, type Config } from './config.js';
 import type { Gateway } from './gateway.js';
 import { writeInternalError } from './http/lane.js';
 import { ShortLivedTable } from './short-lived-table.js';
+
+/**
+ * How long, once a stop has begun, a keep-alive connection with no request in flight is kept
+ * open (at most half of SHUTDOWN_GRACE_MS, so that a stop with nothing in flight ends well within
+ * it). A proxy in front (nginx) may have just written a request on it that the gateway has not
+ * read yet: closed at once, that request would be lost, and a proxy retries a GET but not a POST
+ * (a 502 to its client). Kept open, the request is answered with `Connection: close`.
+ */
+export const IDLE_CLOSE_DELAY_MS = 1000;
 
 /** A gateway being served. */
 export type Serving = {
@@ -20,7 +31,8 @@ export type Serving = {
   inFlight(): number;
   /**
    * Stops gracefully (see the module comment); resolves once everything has ended (`stopped`),
-   * or at once when a second call or the end of the grace period cuts what is in flight (`cut`).
+   * or at once when a second call or the end of the grace period cuts what is in flight (`cut`);
+   * rejects when the stop itself fails.
    */
   stop(why: string): Promise<'stopped' | 'cut'>;
 };
@@ -54,6 +66,61 @@ export function guarded(
 }
 
 /**
+ * A server's connections and the answers being written on them: what a stop waits for, and which
+ * connections it may close. (Tables made for entries that come and go with requests: see
+ * ShortLivedTable.)
+ */
+class Connections {
+  /** the answers being written: an answer counts until the last of it has reached the kernel */
+  readonly answering = new ShortLivedTable<ServerResponse>();
+  private readonly open = new ShortLivedTable<Socket>();
+  private counted = 0;
+  private stopping = false;
+  private closingIdle = false;
+
+  constructor(server: Server) {
+    server.on('connection', (socket: Socket) => {
+      const key = this.next();
+      this.open.set(key, socket);
+      socket.once('close', () => this.open.delete(key));
+    });
+    server.prependListener('request', (_request, response: ServerResponse) => {
+      const key = this.next();
+      this.answering.set(key, response);
+      // While stopping, an answer closes its connection: nothing more will be served on it.
+      if (this.stopping) response.setHeader('connection', 'close');
+      response.once('close', () => {
+        this.answering.delete(key);
+        // An answer whose headers were out before the stop leaves its connection open, and idle.
+        if (this.closingIdle) setImmediate(() => this.closeIdle());
+      });
+    });
+  }
+
+  /** A stop begins: every answer not yet begun closes its connection. */
+  stop(): void {
+    this.stopping = true;
+    for (const response of this.answering.values())
+      if (!response.headersSent) response.setHeader('connection', 'close');
+  }
+
+  /**
+   * Closes every connection with no answer being written, now and as each becomes idle. Not
+   * node:http's closeIdleConnections(), which also closes a connection whose answer has been
+   * ended but is still being sent (a large one to a slow client), cutting it short.
+   */
+  closeIdle(): void {
+    this.closingIdle = true;
+    const busy = new Set(this.answering.values().map((response) => response.socket));
+    for (const socket of this.open.values()) if (!busy.has(socket)) socket.destroy();
+  }
+
+  private next(): string {
+    return String((this.counted = (this.counted + 1) % Number.MAX_SAFE_INTEGER));
+  }
+}
+
+/**
  * Listens with the gateway's request listener on HOST:PORT.
  * @throws ConfigError when the address cannot be listened on
  */
@@ -67,23 +134,7 @@ export async function serve(
       gateway.yoga.logger.error(error, `(request ${requestId}: answered 500 INTERNAL_SERVER_ERROR)`),
     ),
   );
-  // The answers being written, so that a stop can see what is in flight and close each connection once
-  // its answer is out. (A table made for entries that come and go with requests: see ShortLivedTable.)
-  const answering = new ShortLivedTable<ServerResponse>();
-  let answers = 0;
-  let stopping: Promise<'stopped' | 'cut'> | undefined;
-  let cut: ((why: string) => void) | undefined;
-  server.prependListener('request', (_request, response: ServerResponse) => {
-    const key = String((answers = (answers + 1) % Number.MAX_SAFE_INTEGER));
-    answering.set(key, response);
-    // While stopping, an answer closes its connection: nothing more will be served on it.
-    if (stopping) response.setHeader('connection', 'close');
-    response.once('close', () => {
-      answering.delete(key);
-      // An answer whose headers were out before the stop leaves its connection idle, not closed.
-      if (stopping) setImmediate(() => server.closeIdleConnections());
-    });
-  });
+  const connections = new Connections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
@@ -96,7 +147,10 @@ export async function serve(
     server.listen(config.port, config.host, resolve);
   });
   const { port } = server.address() as AddressInfo;
+  const { answering } = connections;
 
+  let stopping: Promise<'stopped' | 'cut'> | undefined;
+  let cut: ((why: string) => void) | undefined;
   const stop = (why: string): Promise<'stopped' | 'cut'> => {
     if (stopping) {
       cut?.(`${why} again`);
@@ -106,25 +160,39 @@ export async function serve(
       `${why}: refusing new connections, finishing ${answering.size} in-flight request(s) within ` +
         `${config.shutdownGraceMs} ms`,
     );
-    stopping = new Promise((resolve) => {
+    stopping = new Promise((resolve, reject) => {
+      const graceTimer = setTimeout(() => cut?.('grace period over'), config.shutdownGraceMs);
+      const idleTimer = setTimeout(
+        () => connections.closeIdle(),
+        Math.min(IDLE_CLOSE_DELAY_MS, config.shutdownGraceMs / 2),
+      );
       /** Cuts what is still in flight: at the end of the grace period, or on a second stop. */
       cut = (reason: string) => {
         log(`${reason}: closing ${answering.size} unfinished request(s) and stopping`);
+        clearTimeout(graceTimer);
+        clearTimeout(idleTimer);
         server.closeAllConnections();
         // Cut means now: upstream calls still in flight are not waited for.
         resolve('cut');
       };
-      const graceTimer = setTimeout(() => cut?.('grace period over'), config.shutdownGraceMs);
-      for (const response of answering.values()) if (!response.headersSent) response.setHeader('connection', 'close');
-      // close() stops listening at once and calls back when the last connection has ended;
-      // keep-alive connections with no request in flight are closed now, not at their idle timeout.
-      server.close(() => {
+      try {
+        connections.stop();
+        // net.Server's close: stops listening at once, and calls back when the last connection has
+        // ended (node:http's own would also close the idle ones at once: see IDLE_CLOSE_DELAY_MS).
+        NetServer.prototype.close.call(server, () => {
+          clearTimeout(graceTimer);
+          clearTimeout(idleTimer);
+          // No request is in flight any more, so the pools have no call to wait for.
+          const stopped = () => resolve('stopped');
+          Promise.resolve()
+            .then(() => gateway.close())
+            .then(stopped, stopped);
+        });
+      } catch (error) {
         clearTimeout(graceTimer);
-        // No request is in flight any more, so the pools have no call to wait for.
-        const stopped = () => resolve('stopped');
-        void gateway.close().then(stopped, stopped);
-      });
-      server.closeIdleConnections();
+        clearTimeout(idleTimer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
     });
     return stopping;
   };

@@ -4,7 +4,16 @@
  * process becomes the primary (`cluster/primary.ts`), which resolves the upstreams once and
  * forks workers that each build a gateway and listen on the shared port. Stops gracefully on
  * SIGTERM/SIGINT: new connections are refused at once, requests in flight finish (within
- * SHUTDOWN_GRACE_MS), then the upstream pools close and the process exits 0.
+ * SHUTDOWN_GRACE_MS), then the upstream pools, Redis and tracing close and the process exits.
+ * Whatever hangs, the process is gone by a deadline armed as the stop begins
+ * ({@link STOP_DEADLINE_AFTER_GRACE_MS} after the grace period), and a stdout or stderr whose
+ * reader has gone neither ends it nor keeps it alive.
+ *
+ * Exit codes:
+ * - 0: stopped: its requests finished or were cut at the end of the grace period, and everything
+ *   closed (also after `--help`)
+ * - 1: it could not start (a bad setting, a port in use), or its stop failed or had not ended by
+ *   the deadline (a cluster primary: also when a worker's had not); the last log line says which
  */
 import cluster from 'node:cluster';
 import { availableCores } from './cluster/cores.js';
@@ -19,7 +28,7 @@ import {
 } from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
 import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, startCommand, type Config } from './config.js';
-import { createLogger } from './observability/logger.js';
+import { createLogger, type Logger } from './observability/logger.js';
 import type { RedisStatus } from './redis/connection.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
@@ -29,6 +38,19 @@ const PRIMARY_TIMEOUT_MS = 1000;
 /** How long a process waits at start for Redis to answer (or to fail) before it takes requests. */
 const REDIS_START_WAIT_MS = 2000;
 const METRICS_TIMEOUT_MS = 5000;
+/**
+ * How long after SHUTDOWN_GRACE_MS a stop may still take: what closes once the server has (the
+ * upstream pools, Redis, tracing, whose buffered spans get at most TRACING_STOP_MS, 1.5 s). Then
+ * the process exits 1, whatever is still closing: with the log's flush and a cluster primary's
+ * later deadline, every process is gone within SHUTDOWN_GRACE_MS + 2 s.
+ */
+const STOP_DEADLINE_AFTER_GRACE_MS = 1600;
+/** A cluster primary's deadline comes this long after its workers' own, which it then kills. */
+const PRIMARY_DEADLINE_LAG_MS = 200;
+/** How long the log's last lines may take to be written before the process exits. */
+const EXIT_FLUSH_MS = 100;
+const EXIT_STOPPED = 0;
+const EXIT_FAILED = 1;
 
 type Upstreams = Omit<StartMessage, 'type'>;
 
@@ -90,6 +112,62 @@ function banner(
   ].join('\n');
 }
 
+let exiting = false;
+
+/**
+ * Ends the process with `code` (the first one asked for) once the log's buffered lines are out,
+ * waiting at most {@link EXIT_FLUSH_MS}. Flushed asynchronously: a stdout whose reader has gone is
+ * found out here, and the log stops writing; found out by the log's synchronous flush at exit
+ * instead, the write would be retried forever and the process never end.
+ */
+function exit(log: Logger, code: number): void {
+  if (exiting) return;
+  exiting = true;
+  const timer = setTimeout(() => process.exit(code), EXIT_FLUSH_MS);
+  log.flush(() => {
+    clearTimeout(timer);
+    process.exit(code);
+  });
+}
+
+/**
+ * Keeps a stdout or stderr whose reader has gone (EPIPE: the parent exited, a `| tee` was killed,
+ * a log shipper restarted) from ending the process (an unheard 'error' event is a crash) or from
+ * keeping it alive (see {@link exit}): what is written there is lost, and the log, flushed at once,
+ * meets the same error and stops writing.
+ */
+function surviveLostOutput(log: Logger): void {
+  const lost = () => log.flush(() => undefined);
+  process.stdout.on('error', lost);
+  process.stderr.on('error', lost);
+}
+
+/**
+ * Runs `stop` and ends the process: {@link EXIT_STOPPED} once it has ended, {@link EXIT_FAILED}
+ * when it throws, or when it has not ended by the deadline armed here, which nothing that hangs
+ * can clear.
+ */
+function stopProcess(log: Logger, shutdownGraceMs: number, stop: () => Promise<unknown>): void {
+  const deadlineMs = shutdownGraceMs + STOP_DEADLINE_AFTER_GRACE_MS;
+  setTimeout(() => {
+    log.error(
+      `the stop did not end within ${deadlineMs} ms (SHUTDOWN_GRACE_MS + ${STOP_DEADLINE_AFTER_GRACE_MS} ms); ` +
+        `exiting with code ${EXIT_FAILED}`,
+    );
+    exit(log, EXIT_FAILED);
+  }, deadlineMs);
+  Promise.resolve()
+    .then(stop)
+    .then(
+      () => exit(log, EXIT_STOPPED),
+      (error: unknown) => {
+        const reason = error instanceof Error ? error.message : String(error);
+        log.error({ err: error }, `the stop failed: ${reason}; exiting with code ${EXIT_FAILED}`);
+        exit(log, EXIT_FAILED);
+      },
+    );
+}
+
 async function main(): Promise<void> {
   // The command line and the environment are read by config.ts alone.
   const command = startCommand();
@@ -103,6 +181,8 @@ async function main(): Promise<void> {
   }
   if (cluster.isWorker) return worker();
   const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  surviveLostOutput(log);
   const workers = config.workers === 'auto' ? availableCores() : config.workers;
   // loadConfig has already refused a production start without upstreams (unless EMULATOR=true).
   const useEmulator = config.emulator ?? (config.petstoreUrl === undefined && config.plantsUrl === undefined);
@@ -121,7 +201,9 @@ async function main(): Promise<void> {
       workers,
       upstreams,
       shutdownGraceMs: config.shutdownGraceMs,
-      log: createLogger(config.logLevel),
+      stopDeadlineMs: config.shutdownGraceMs + STOP_DEADLINE_AFTER_GRACE_MS + PRIMARY_DEADLINE_LAG_MS,
+      log,
+      exit: (code) => exit(log, code),
       onListening: (port) => console.log(banner(config, port, upstreams, workers, 'per worker')),
       onStopped: async () => {
         await emulator?.close();
@@ -138,16 +220,19 @@ async function main(): Promise<void> {
   const redis = (await gateway.redis?.settled(REDIS_START_WAIT_MS)) ?? 'connecting';
   const serving = await serve(gateway, config);
   console.log(banner(config, serving.port, upstreams, 1, redis));
-  const stop = async (signal: string) => {
-    const outcome = await serving.stop(signal);
-    if (outcome === 'stopped') {
+  let stopping = false;
+  const stop = (signal: string) => {
+    // A second signal cuts what is still in flight; the deadline armed by the first still holds.
+    if (stopping) return void serving.stop(signal).catch(() => undefined);
+    stopping = true;
+    stopProcess(log, config.shutdownGraceMs, async () => {
+      if ((await serving.stop(signal)) === 'cut') return;
       await emulator?.close();
       console.log('stopped');
-    }
-    process.exit(0);
+    });
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 /**
@@ -158,8 +243,9 @@ async function main(): Promise<void> {
  */
 async function worker(): Promise<void> {
   const config = loadConfig();
-  const upstreams = await startMessage();
   const log = createLogger(config.logLevel);
+  surviveLostOutput(log);
+  const upstreams = await startMessage();
   const { createGateway, serve, workerMetrics } = await gatewayModules();
   const gateway = createGateway(
     { ...config, petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, emulator: upstreams.emulator },
@@ -182,12 +268,14 @@ async function worker(): Promise<void> {
   // The primary sums every worker's metrics for /metrics, this one's included.
   onCollectMessage(workerMetrics);
   toPrimary({ type: 'gateway:listening', port: serving.port });
-  const stop = async (why: string) => {
-    await serving.stop(why);
-    process.exit(0);
+  let stopping = false;
+  const stop = (why: string) => {
+    if (stopping) return void serving.stop(why).catch(() => undefined);
+    stopping = true;
+    stopProcess(log, config.shutdownGraceMs, () => serving.stop(why));
   };
-  onStopMessage((cut) => void stop(cut ? 'stop (cut)' : 'stop'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  onStopMessage((cut) => stop(cut ? 'stop (cut)' : 'stop'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => undefined);
   // When the primary is gone (killed), node:cluster ends this worker at once (its own
   // 'disconnect' listener calls process.exit): no drain is possible then, nor needed to stop it.

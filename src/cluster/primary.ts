@@ -2,7 +2,9 @@
  * The cluster primary (WORKERS > 1): forks the workers, which each build a gateway and listen
  * on the shared port; restarts a worker that dies, with back-off; holds the rate-limit buckets
  * and sums the workers' metrics for /metrics; and on SIGTERM/SIGINT has every worker drain as a
- * single process would, then exits 0. It serves no request itself.
+ * single process would, then exits: 0 when every worker stopped cleanly, 1 when one did not, or
+ * when the stop had not ended by its deadline (the workers still running are then killed). It
+ * serves no request itself.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
@@ -39,7 +41,14 @@ export type PrimaryOptions = {
   /** the resolved upstreams, handed to every worker */
   upstreams: Omit<StartMessage, 'type'>;
   shutdownGraceMs: number;
+  /**
+   * how long after the first stop signal the primary kills the workers still running and exits 1:
+   * after the workers' own deadline, so that each has ended itself if it could
+   */
+  stopDeadlineMs: number;
   log: Logger;
+  /** ends the process with this code, once its log is written */
+  exit(code: number): void;
   /** called once, when every worker listens (the start-up banner) */
   onListening(port: number): void;
   /** called once every worker has stopped, before the process exits (the emulator closes) */
@@ -58,6 +67,8 @@ export function runPrimary(options: PrimaryOptions): void {
   let deathsInARow = 0;
   let listening = 0;
   let stopping = false;
+  /** workers that did not stop cleanly (their exit code was not 0) */
+  let failedStops = 0;
 
   const send = (worker: Worker, message: ToWorker) => {
     if (worker.isConnected()) worker.send(message);
@@ -136,7 +147,14 @@ export function runPrimary(options: PrimaryOptions): void {
     started.delete(worker);
     serving.delete(worker);
     if (stopping) {
-      if (started.size === 0) void options.onStopped().finally(() => process.exit(0));
+      if (code !== 0) {
+        failedStops += 1;
+        log.warn(
+          { worker: worker.process.pid, exitCode: code, signal },
+          `worker ${worker.process.pid ?? '?'} did not stop cleanly (${signal ?? `code ${code}`})`,
+        );
+      }
+      if (started.size === 0) stopped();
       return;
     }
     deathsInARow = lived >= STABLE_AFTER_MS ? 1 : deathsInARow + 1;
@@ -151,19 +169,37 @@ export function runPrimary(options: PrimaryOptions): void {
     }, delayMs);
   });
 
+  /** Every worker has exited: what the primary started itself closes (the emulator), then it exits. */
+  const stopped = () => {
+    options.onStopped().then(
+      () => options.exit(failedStops === 0 ? 0 : 1),
+      (error: unknown) => {
+        log.error({ err: error }, `the stop failed: ${error instanceof Error ? error.message : String(error)}`);
+        options.exit(1);
+      },
+    );
+  };
+
   const stop = (signal: string) => {
     const cut = stopping;
     stopping = true;
     log.info(`${signal}${cut ? ' again' : ''}: ${cut ? 'cutting' : 'draining'} ${started.size} worker(s)`);
     const message: StopMessage = { type: 'gateway:stop', cut };
     for (const worker of started.keys()) send(worker, message);
-    if (started.size === 0) void options.onStopped().finally(() => process.exit(0));
-    if (!cut) {
-      // A worker that does not finish within the grace period (and a little more) is killed.
-      setTimeout(() => {
-        for (const worker of started.keys()) worker.process.kill('SIGKILL');
-      }, options.shutdownGraceMs + 2000).unref();
-    }
+    if (started.size === 0 && !cut) stopped();
+    if (cut) return;
+    // Armed as the stop begins, and cleared by nothing: a worker that cannot end itself (stuck) and
+    // anything of the primary's own that hangs are cut here.
+    setTimeout(() => {
+      const left = [...started.keys()];
+      log.error(
+        `the stop did not end within ${options.stopDeadlineMs} ms ` +
+          `(SHUTDOWN_GRACE_MS + ${options.stopDeadlineMs - options.shutdownGraceMs} ms)` +
+          `${left.length > 0 ? `: killing ${left.length} worker(s)` : ''}; exiting with code 1`,
+      );
+      for (const worker of left) worker.process.kill('SIGKILL');
+      options.exit(1);
+    }, options.stopDeadlineMs);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

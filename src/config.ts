@@ -493,7 +493,7 @@ export const SETTINGS = [
     default: '10000',
     description: 'on SIGTERM/SIGINT, time in-flight requests get to finish, in milliseconds',
     details:
-      'on `SIGTERM` or `SIGINT` the gateway refuses new connections and closes idle keep-alive ones at once; requests in flight get this long to finish (their connections close after the answer), then are cut. Then the upstream pools close and the process exits 0. A second signal cuts at once',
+      'on `SIGTERM` or `SIGINT` the gateway stops listening; a keep-alive connection that carries one more request gets it answered with `Connection: close`, idle ones are closed after min(1 s, half this); requests in flight get this long to finish, then are cut. Then the upstream pools, Redis and tracing close, and the process exits 0. Whatever hangs, it exits by this + 1.6 s (a cluster primary + 1.8 s, killing stuck workers), with code 1 when the stop did not end cleanly. A second signal cuts at once. See [Stopping](operations.md#stopping)',
     parse: integer(0, 600_000),
   },
   {

@@ -185,3 +185,35 @@ describe('figures', () => {
     },
   );
 });
+
+describe('the upload example of docs/graph.md', () => {
+  const observed = useObserved();
+
+  it('sends the image the project ships, and the pet store receives it whole', async () => {
+    const page = read('docs/graph.md');
+    const example = /-F operations='([^']+)'\s*\\\s*\n\s*-F map='([^']+)' -F 0=@(\S+)/.exec(page);
+    expect(example, 'the upload example of docs/graph.md').not.toBeNull();
+    const [, operations = '', map = '', file = ''] = example ?? [];
+    const image = readFileSync(`${PROJECT_ROOT}${file}`);
+    const gateway = await observed.serve();
+    const form = new FormData();
+    form.set('operations', operations);
+    form.set('map', map);
+    form.set('0', new Blob([image]), 'pet.png');
+
+    const answer = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { authorization: 'Bearer demo', 'x-graphql-csrf': '1' },
+      body: form,
+    });
+
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ data: { uploadPetImage: { code: 200 } } });
+    const upload = observed.emulator.requests.find((request) => request.path === '/api/v3/pet/1/uploadImage');
+    expect(upload?.method).toBe('POST');
+    expect(upload?.headers['authorization']).toBe('Bearer demo');
+    expect(upload?.contentType).toBe('application/octet-stream');
+    expect(upload?.rawBody.equals(image)).toBe(true);
+    expect(image.subarray(0, 8)).toEqual(Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'));
+  });
+});

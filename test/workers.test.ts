@@ -10,7 +10,7 @@ import { availableCores, cpuQuota, type ReadText } from '../src/cluster/cores.js
 import { EVENTUALLY, until } from './helpers/clock.js';
 import { useProcesses, waitFor } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
-import { json, useScriptedUpstream } from './helpers/scripted-upstream.js';
+import { hold, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { postGraphQL } from './helpers/stack.js';
 
 const processes = useProcesses();
@@ -174,20 +174,21 @@ describe('WORKERS=2 in front of upstreams', () => {
 
   it('on SIGTERM lets the slow query in flight finish in its worker, stops every worker, and exits 0', async () => {
     const upstream = scripted();
-    upstream.answer({
-      ...json(200, { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' }),
-      delayMs: 1500,
-    });
+    // The query's answer is held until the drain has begun: in flight through the signal, however fast the machine.
+    const held = hold(json(200, { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' }));
+    upstream.answer(held.answer);
     const { child, output, exited, url } = await startCluster({
       PETSTORE_URL: `${upstream.url}/api/v3`,
       PLANTS_URL: upstream.url,
     });
     const slow = query(url);
-    await expect.poll(() => upstream.requests.length).toBe(1);
+    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
 
     child.kill('SIGTERM');
 
     await waitFor(output, /"msg":"SIGTERM: draining 2 worker\(s\)"/);
+    expect(child.exitCode).toBeNull();
+    held.release();
     expect(await slow).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
     expect(await exited).toBe(0);
     expect(output()).toMatch(/\nstopped\n/);

@@ -23,6 +23,7 @@ import { PROJECT_ROOT } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
 import { freePort } from './helpers/redis-server.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, expectedRequest, summary } from './helpers/stack.js';
+import { until } from './helpers/clock.js';
 
 const NGINX = nginxBinary();
 const read = (file: string) => readFileSync(`${PROJECT_ROOT}${file}`, 'utf8');
@@ -71,17 +72,6 @@ type Deployment = {
   close(): Promise<void>;
 };
 
-/** Polls `read` until it returns a value (a few seconds at most). */
-async function eventually<T>(read: () => T | undefined, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** A replica as main.ts runs one process: the gateway on HOST:PORT, served until stopped. */
 async function startReplica(env: Record<string, string>): Promise<Replica> {
   const config = loadConfig([], env);
@@ -127,9 +117,9 @@ async function startDeployment(env: Record<string, string>): Promise<Deployment>
     nginx,
     accessLines,
     accessLine: (requestId) =>
-      eventually(() => accessLines().find((line) => line.requestId === requestId), `nginx to log ${requestId}`),
+      until(() => accessLines().find((line) => line.requestId === requestId), `nginx to log ${requestId}`),
     requestLine: (requestId) =>
-      eventually(
+      until(
         () =>
           replicas
             .flatMap((replica) => replica.log.lines())
@@ -305,7 +295,7 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
 
     await upload.write(multipartOpening(parts));
     await upload.write(file.subarray(0, 512 * 1024));
-    const midway = await eventually(() => {
+    const midway = await until(() => {
       const request = emulator.requests.find((candidate) => candidate.bytesReceived >= 256 * 1024);
       return request && { complete: request.complete };
     }, 'the pet store to receive 256 KiB');
@@ -353,7 +343,7 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
     expect(forged.status).toBe(429);
     expect(otherCaller.status).toBe(200);
     // Both replicas counted: round robin gave each of them some of the caller's requests.
-    const served = await eventually(() => {
+    const served = await until(() => {
       const lines = deployment.accessLines().filter((line) => line.client === '127.0.0.2' && line.status === 200);
       return lines.length === ADDRESS_LIMIT ? new Set(lines.map((line) => line.upstream)) : undefined;
     }, "nginx to log the caller's requests");
@@ -366,7 +356,7 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
     const [stopping, staying] = load.replicas;
 
     const results = await loadWhileStopping(load.nginx, stopping);
-    const lines = await eventually(() => {
+    const lines = await until(() => {
       const byId = new Map(load.accessLines().map((line) => [line.requestId, line]));
       const found = results.flatMap((result) => byId.get(result.id) ?? []);
       return found.length === results.length ? found : undefined;

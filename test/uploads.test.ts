@@ -19,6 +19,7 @@ import {
 } from './helpers/multipart.js';
 import { ALL_CREDENTIALS, expectedRequest, summary, useStack, type Stack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
+import { until } from './helpers/clock.js';
 
 const UPLOAD = `mutation ($petId: ID!, $file: File!, $additionalMetadata: String) {
   uploadPetImage(petId: $petId, file: $file, additionalMetadata: $additionalMetadata) { code type message }
@@ -70,20 +71,9 @@ function received(request: RecordedRequest, file: Buffer) {
   };
 }
 
-/** Polls `read` until it returns a value (a few seconds at most). */
-async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** The upload the emulator is receiving, once it has at least `bytes` of it: a snapshot of its progress. */
 function upstreamUploadWith(stack: Stack, bytes: number) {
-  return waitFor(() => {
+  return until(() => {
     const request = uploadRequests(stack.emulator.requests).find((candidate) => candidate.bytesReceived >= bytes);
     return request && { bytesReceived: request.bytesReceived, complete: request.complete };
   }, `the upstream to receive ${bytes} bytes`);

@@ -350,7 +350,7 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
     expect(served).toEqual(new Set(deployment.replicas.map((replica) => replica.address)));
   });
 
-  it('moves on to the other replica when one stops mid-load: only POSTs already sent to it can fail', async () => {
+  it('moves on to the other replica when one stops mid-load, and no request fails', async () => {
     const load = await startDeployment(settings());
     deployments.push(load);
     const [stopping, staying] = load.replicas;
@@ -363,18 +363,11 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
     }, 'nginx to log every request');
     const logged = (result: LoadResult) => lines[results.indexOf(result)];
 
-    // nginx retries a GET whatever became of it (a GraphQL GET only reads), and sends nothing more to a
-    // replica that refuses connections: every request sent after the stop is answered.
-    expect(results.filter((result) => result.method === 'GET' && result.status !== 200)).toEqual([]);
-    expect(results.filter((result) => result.phase === 'stopped' && result.status !== 200)).toEqual([]);
-    // A POST nginx had written to the stopping replica (on a keep-alive connection it was closing) is not
-    // sent again: nginx cannot tell a query from a mutation (deploy/nginx.conf, proxy_next_upstream).
-    for (const result of results.filter((each) => each.status !== 200))
-      expect({ method: result.method, status: result.status, upstream: logged(result)?.upstream }).toEqual({
-        method: 'POST',
-        status: 502,
-        upstream: stopping.address,
-      });
+    // No request fails: nginx retries a GET whatever became of it and sends nothing more to a replica that
+    // refuses connections, and a POST nginx writes on a keep-alive connection of the stopping replica is
+    // still answered there, with Connection: close (src/server.ts), so nginx never meets a reset it could
+    // not retry (it cannot tell a query from a mutation: deploy/nginx.conf, proxy_next_upstream).
+    expect(results.filter((result) => result.status !== 200)).toEqual([]);
     expect(
       new Set(results.filter((result) => result.status === 200).map((result) => JSON.stringify(result.body))),
     ).toEqual(new Set([JSON.stringify({ data: { pet: { id: '1', name: 'Cat 1' } } })]));

@@ -108,99 +108,61 @@ function parseMultipart(
   limits: UploadLimits,
   files: UploadedFile[],
 ): Promise<GraphQLParams | GraphQLParams[]> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve, reject) =>
+    new MultipartReader(limits, files, resolve, reject).read(request, contentType),
+  );
+}
+
+const MALFORMED = 'Malformed multipart request: expected the JSON fields "operations" then "map"';
+
+/**
+ * One multipart request being read: its fields (`operations`, then `map`, which settles the
+ * parameters) and its files, handed to the {@link UploadedFile}s the map names as they arrive.
+ */
+class MultipartReader {
+  #operations: unknown;
+  #settled = false;
+  readonly #byField = new Map<string, UploadedFile>();
+
+  constructor(
+    private readonly limits: UploadLimits,
+    private readonly files: UploadedFile[],
+    private readonly resolve: (params: GraphQLParams | GraphQLParams[]) => void,
+    private readonly reject: (error: Error) => void,
+  ) {}
+
+  /** Pipes the request's body through busboy. */
+  read(request: Request, contentType: string): void {
     let parser: busboy.Busboy;
     try {
       parser = busboy({
         headers: { 'content-type': contentType },
         // busboy signals 'limit' on reaching fileSize, even when the file ends exactly there: one
         // byte more tells a file of exactly maxFileBytes (accepted) from a larger one.
-        limits: { fileSize: limits.maxFileBytes + 1, files: limits.maxFiles, fields: 2, fieldSize: 1024 * 1024 },
+        limits: {
+          fileSize: this.limits.maxFileBytes + 1,
+          files: this.limits.maxFiles,
+          fields: 2,
+          fieldSize: 1024 * 1024,
+        },
       });
     } catch {
-      reject(uploadError('Malformed multipart request: missing boundary', 'BAD_REQUEST'));
+      this.reject(uploadError('Malformed multipart request: missing boundary', 'BAD_REQUEST'));
       return;
     }
-    const tooManyFiles = () =>
-      uploadError(`At most ${limits.maxFiles} files can be sent in one request`, 'PAYLOAD_TOO_LARGE', 413);
-    let operations: unknown;
-    let settled = false;
-    const byField = new Map<string, UploadedFile>();
-    const settle = (outcome: () => void) => {
-      if (!settled) {
-        settled = true;
-        outcome();
-      }
-    };
-    const failAll = (error: Error) => {
-      settle(() => reject(error));
-      for (const file of files) file.fail(error);
-    };
-    // Files arrive one after another; a resolver that waits for a later file frees the earlier ones.
-    const freeEarlierFiles = () => {
-      for (const file of files)
-        if (file.waiting) file.discard(uploadError(`File "${file.field}" was not read in the order it was sent`));
-    };
-
-    parser.on('field', (name, value) => {
-      if (settled) return;
-      try {
-        if (name === 'operations') {
-          operations = JSON.parse(value);
-          if (typeof operations !== 'object' || operations === null) throw new Error();
-        } else if (name === 'map' && operations !== undefined) {
-          const map: unknown = JSON.parse(value);
-          if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new Error();
-          // The map names every file before any arrives: refused here, none of them is sent upstream.
-          if (Object.keys(map).length > limits.maxFiles) {
-            failAll(tooManyFiles());
-            return;
-          }
-          for (const [field, paths] of Object.entries(map)) {
-            if (!Array.isArray(paths) || !paths.every((item) => typeof item === 'string')) throw new Error();
-            const file = new UploadedFile(field, freeEarlierFiles);
-            files.push(file);
-            byField.set(field, file);
-            for (const path of paths) setPath(operations, path, file);
-          }
-          settle(() => resolve(operations as GraphQLParams | GraphQLParams[]));
-        } else {
-          throw new Error();
-        }
-      } catch {
-        failAll(
-          uploadError('Malformed multipart request: expected the JSON fields "operations" then "map"', 'BAD_REQUEST'),
-        );
-      }
-    });
-    parser.on('file', (name, stream) => {
-      const file = byField.get(name);
-      byField.delete(name);
-      if (!file) {
-        stream.resume();
-        return;
-      }
-      stream.once('limit', () =>
-        stream.destroy(
-          uploadError(`File "${name}" is larger than ${limits.maxFileBytes} bytes`, 'PAYLOAD_TOO_LARGE', 413),
-        ),
-      );
-      file.attach(stream);
-    });
+    parser.on('field', (name, value) => this.#field(name, value));
+    parser.on('file', (name, stream) => this.#file(name, stream));
     // File parts beyond those the map names count too.
-    parser.on('filesLimit', () => failAll(tooManyFiles()));
-    parser.on('error', () => failAll(uploadError('Malformed multipart request', 'BAD_REQUEST')));
+    parser.on('filesLimit', () => this.#failAll(this.#tooManyFiles()));
+    parser.on('error', () => this.#failAll(uploadError('Malformed multipart request', 'BAD_REQUEST')));
     parser.on('close', () => {
-      settle(() =>
-        reject(
-          uploadError('Malformed multipart request: expected the JSON fields "operations" then "map"', 'BAD_REQUEST'),
-        ),
-      );
-      for (const file of byField.values()) file.fail(uploadError(`File "${file.field}" is missing from the request`));
+      this.#settle(() => this.reject(uploadError(MALFORMED, 'BAD_REQUEST')));
+      for (const file of this.#byField.values())
+        file.fail(uploadError(`File "${file.field}" is missing from the request`));
     });
 
     if (!request.body) {
-      failAll(uploadError('Malformed multipart request: empty body', 'BAD_REQUEST'));
+      this.#failAll(uploadError('Malformed multipart request: empty body', 'BAD_REQUEST'));
       return;
     }
     const body = Readable.from(chunksOf(request.body));
@@ -208,10 +170,83 @@ function parseMultipart(
       // The client went away or the body limit was hit: every file still flowing fails, so
       // the upstream request it feeds is aborted rather than completed with a truncated file.
       parser.destroy(error);
-      failAll(error instanceof GraphQLError ? error : uploadError('The request body could not be read', 'BAD_REQUEST'));
+      this.#failAll(
+        error instanceof GraphQLError ? error : uploadError('The request body could not be read', 'BAD_REQUEST'),
+      );
     });
     body.pipe(parser);
-  });
+  }
+
+  #settle(outcome: () => void): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    outcome();
+  }
+
+  #failAll(error: Error): void {
+    this.#settle(() => this.reject(error));
+    for (const file of this.files) file.fail(error);
+  }
+
+  #tooManyFiles(): GraphQLError {
+    return uploadError(`At most ${this.limits.maxFiles} files can be sent in one request`, 'PAYLOAD_TOO_LARGE', 413);
+  }
+
+  /** Files arrive one after another; a resolver that waits for a later file frees the earlier ones. */
+  readonly #freeEarlierFiles = () => {
+    for (const file of this.files)
+      if (file.waiting) file.discard(uploadError(`File "${file.field}" was not read in the order it was sent`));
+  };
+
+  #field(name: string, value: string): void {
+    if (this.#settled) return;
+    try {
+      if (name === 'operations') {
+        this.#operations = JSON.parse(value);
+        if (typeof this.#operations !== 'object' || this.#operations === null) throw new Error();
+      } else if (name === 'map' && this.#operations !== undefined) {
+        this.#map(value);
+      } else {
+        throw new Error();
+      }
+    } catch {
+      this.#failAll(uploadError(MALFORMED, 'BAD_REQUEST'));
+    }
+  }
+
+  /** The map names every file before any arrives: too many are refused here, none of them is sent upstream. */
+  #map(value: string): void {
+    const map: unknown = JSON.parse(value);
+    if (typeof map !== 'object' || map === null || Array.isArray(map)) throw new Error();
+    if (Object.keys(map).length > this.limits.maxFiles) {
+      this.#failAll(this.#tooManyFiles());
+      return;
+    }
+    for (const [field, paths] of Object.entries(map)) {
+      if (!Array.isArray(paths) || !paths.every((item) => typeof item === 'string')) throw new Error();
+      const file = new UploadedFile(field, this.#freeEarlierFiles);
+      this.files.push(file);
+      this.#byField.set(field, file);
+      for (const path of paths) setPath(this.#operations, path, file);
+    }
+    const operations = this.#operations as GraphQLParams | GraphQLParams[];
+    this.#settle(() => this.resolve(operations));
+  }
+
+  #file(name: string, stream: Readable): void {
+    const file = this.#byField.get(name);
+    this.#byField.delete(name);
+    if (!file) {
+      stream.resume();
+      return;
+    }
+    stream.once('limit', () =>
+      stream.destroy(
+        uploadError(`File "${name}" is larger than ${this.limits.maxFileBytes} bytes`, 'PAYLOAD_TOO_LARGE', 413),
+      ),
+    );
+    file.attach(stream);
+  }
 }
 
 /** The chunks of a web stream (the fetch Request's body), for a Node stream to read. */

@@ -13,7 +13,7 @@
  * The Redis client is loaded when REDIS_URL is set, not with the gateway: a process without
  * Redis never reads it.
  */
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions as RedisClientOptions } from 'ioredis';
 import { redactUrl } from '../config.js';
 
 /** Where the connection stands. */
@@ -59,52 +59,82 @@ export type SharedRedis = {
 
 /** Connects (in the background: this returns at once) and keeps reconnecting. */
 export function connectRedis(options: RedisOptions, observer: RedisObserver): SharedRedis {
-  let client: Redis | undefined;
-  let status: RedisStatus = 'connecting';
-  let closing = false;
-  const settledWaiters = new Set<() => void>();
-  const reconnectListeners: (() => void)[] = [];
-  const settle = () => {
-    for (const waiter of settledWaiters) waiter();
-    settledWaiters.clear();
-  };
-  const lost = (reason: string) => {
-    if (closing || status === 'unreachable') return;
-    status = 'unreachable';
-    observer.outage(true, reason);
-    settle();
-  };
+  return new RedisConnection(options, observer);
+}
 
-  const loaded = import('ioredis').then((ioredis) => {
-    if (closing) return;
-    // ioredis is CommonJS: bundled, its class is the module's default export.
-    const Redis = ioredis.Redis ?? ioredis.default;
-    client = new Redis(options.url, {
-      // A command answers within the timeout or fails; none waits for a connection to come back.
-      commandTimeout: options.timeoutMs,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      // Commands of concurrent requests issued in the same tick go out in one write.
-      enableAutoPipelining: true,
-      connectTimeout: Math.max(1000, options.timeoutMs),
-      retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
-    });
-    client.on('ready', () => {
-      const back = status === 'unreachable';
-      status = 'ready';
-      settle();
-      if (!back) return;
-      observer.outage(false, 'connected');
-      for (const listener of reconnectListeners) listener();
-    });
-    // Without a listener an 'error' event would end the process; the reconnect loop handles it.
-    client.on('error', (error: Error) => lost(reasonOf(error)));
-    client.on('close', () => lost('connection closed'));
-  });
+/** The client's options: the connection's rules above, in ioredis's terms. */
+function clientOptions(options: RedisOptions): RedisClientOptions {
+  return {
+    // A command answers within the timeout or fails; none waits for a connection to come back.
+    commandTimeout: options.timeoutMs,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // Commands of concurrent requests issued in the same tick go out in one write.
+    enableAutoPipelining: true,
+    connectTimeout: Math.max(1000, options.timeoutMs),
+    retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+  };
+}
 
-  async function attempt<T>(operation: string, command: (client: Redis) => Promise<T>, fallback: T): Promise<T> {
-    if (status !== 'ready' || client === undefined) {
-      observer.error(operation);
+/** The connection: its client (once ioredis has loaded), where it stands, and who waits for it. */
+class RedisConnection implements SharedRedis {
+  readonly keyPrefix: string;
+  readonly shownUrl: string;
+  #client: Redis | undefined;
+  #status: RedisStatus = 'connecting';
+  #closing = false;
+  readonly #settledWaiters = new Set<() => void>();
+  readonly #reconnectListeners: (() => void)[] = [];
+  readonly #loaded: Promise<void>;
+
+  constructor(
+    private readonly options: RedisOptions,
+    private readonly observer: RedisObserver,
+  ) {
+    this.keyPrefix = options.keyPrefix;
+    this.shownUrl = redactUrl(options.url);
+    this.#loaded = import('ioredis').then((ioredis) => {
+      if (this.#closing) return;
+      // ioredis is CommonJS: bundled, its class is the module's default export.
+      const Redis = ioredis.Redis ?? ioredis.default;
+      this.#client = new Redis(options.url, clientOptions(options));
+      this.#client.on('ready', () => this.#ready());
+      // Without a listener an 'error' event would end the process; the reconnect loop handles it.
+      this.#client.on('error', (error: Error) => this.#lost(reasonOf(error)));
+      this.#client.on('close', () => this.#lost('connection closed'));
+    });
+  }
+
+  status(): RedisStatus {
+    return this.#status;
+  }
+
+  #settle(): void {
+    for (const waiter of this.#settledWaiters) waiter();
+    this.#settledWaiters.clear();
+  }
+
+  #ready(): void {
+    const back = this.#status === 'unreachable';
+    this.#status = 'ready';
+    this.#settle();
+    if (!back) return;
+    this.observer.outage(false, 'connected');
+    for (const listener of this.#reconnectListeners) listener();
+  }
+
+  #lost(reason: string): void {
+    if (this.#closing || this.#status === 'unreachable') return;
+    this.#status = 'unreachable';
+    this.observer.outage(true, reason);
+    this.#settle();
+  }
+
+  // An arrow: the stores hand it around.
+  readonly attempt = async <T>(operation: string, command: (client: Redis) => Promise<T>, fallback: T): Promise<T> => {
+    const client = this.#client;
+    if (this.#status !== 'ready' || client === undefined) {
+      this.observer.error(operation);
       return fallback;
     }
     let timer: NodeJS.Timeout | undefined;
@@ -113,54 +143,53 @@ export function connectRedis(options: RedisOptions, observer: RedisObserver): Sh
       return await Promise.race([
         command(client),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timed out')), options.timeoutMs);
+          timer = setTimeout(() => reject(new Error('timed out')), this.options.timeoutMs);
         }),
       ]);
     } catch {
-      observer.error(operation);
+      this.observer.error(operation);
       return fallback;
     } finally {
       clearTimeout(timer);
     }
+  };
+
+  onReconnect(listener: () => void): void {
+    this.#reconnectListeners.push(listener);
   }
 
-  return {
-    keyPrefix: options.keyPrefix,
-    shownUrl: redactUrl(options.url),
-    status: () => status,
-    attempt,
-    onReconnect: (listener) => void reconnectListeners.push(listener),
-    settled: (ms) =>
-      status !== 'connecting'
-        ? Promise.resolve(status)
-        : new Promise((resolve) => {
-            const timer = setTimeout(done, ms);
-            function done() {
-              clearTimeout(timer);
-              settledWaiters.delete(done);
-              resolve(status);
-            }
-            settledWaiters.add(done);
-          }),
-    async ping() {
-      if (status !== 'ready') return { ready: false, reason: 'unreachable' };
-      const started = performance.now();
-      const answer = await attempt('ping', (redis) => redis.ping(), undefined);
-      return answer === 'PONG'
-        ? { ready: true, latencyMs: Math.round(performance.now() - started) }
-        : { ready: false, reason: `no answer within ${options.timeoutMs} ms` };
-    },
-    async close() {
-      closing = true;
-      settle();
-      await loaded;
-      try {
-        await client?.quit();
-      } catch {
-        client?.disconnect();
-      }
-    },
-  };
+  settled(ms: number): Promise<RedisStatus> {
+    if (this.#status !== 'connecting') return Promise.resolve(this.#status);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#settledWaiters.delete(done);
+        resolve(this.#status);
+      };
+      const timer = setTimeout(done, ms);
+      this.#settledWaiters.add(done);
+    });
+  }
+
+  async ping(): Promise<{ ready: true; latencyMs: number } | { ready: false; reason: string }> {
+    if (this.#status !== 'ready') return { ready: false, reason: 'unreachable' };
+    const started = performance.now();
+    const answer = await this.attempt('ping', (redis) => redis.ping(), undefined);
+    return answer === 'PONG'
+      ? { ready: true, latencyMs: Math.round(performance.now() - started) }
+      : { ready: false, reason: `no answer within ${this.options.timeoutMs} ms` };
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    this.#settle();
+    await this.#loaded;
+    try {
+      await this.#client?.quit();
+    } catch {
+      this.#client?.disconnect();
+    }
+  }
 }
 
 /** A connection failure's name (ECONNREFUSED, ETIMEDOUT, NOAUTH …), never the address or password. */

@@ -3,7 +3,7 @@
  * got) and answers through a function: the common part of the emulator and of the reference
  * server double in the tests.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export type RecordedRequest = {
@@ -118,6 +118,40 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** A request as it is recorded before its body has arrived. */
+function recordOf(request: IncomingMessage): RecordedRequest {
+  const url = request.url ?? '/';
+  const queryStart = url.indexOf('?');
+  const headers = collectHeaders(request.rawHeaders);
+  return {
+    method: request.method ?? 'GET',
+    path: queryStart === -1 ? url : url.slice(0, queryStart),
+    query: queryStart === -1 ? '' : url.slice(queryStart + 1),
+    headers,
+    contentType: headers['content-type'],
+    body: '',
+    rawBody: Buffer.alloc(0),
+    bytesReceived: 0,
+    complete: false,
+  };
+}
+
+/** Listens on `host`:`port` (0: a free one); the port it listens on. */
+async function listenOn(server: Server, name: string, host: string, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  // Errors after start (e.g. a reset socket) must never crash the process hosting the server.
+  server.on('error', (error) => console.error(`${name}: server error`, error));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error(`${name}: expected a TCP address`);
+  return address.port;
+}
+
 /** Starts a recording server. */
 export async function startRecordingServer(options: RecordingServerOptions): Promise<RecordingServer> {
   const host = options.host ?? '127.0.0.1';
@@ -128,20 +162,7 @@ export async function startRecordingServer(options: RecordingServerOptions): Pro
   let maxInFlight = 0;
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = request.url ?? '/';
-    const queryStart = url.indexOf('?');
-    const headers = collectHeaders(request.rawHeaders);
-    const record: RecordedRequest = {
-      method: request.method ?? 'GET',
-      path: queryStart === -1 ? url : url.slice(0, queryStart),
-      query: queryStart === -1 ? '' : url.slice(queryStart + 1),
-      headers,
-      contentType: headers['content-type'],
-      body: '',
-      rawBody: Buffer.alloc(0),
-      bytesReceived: 0,
-      complete: false,
-    };
+    const record = recordOf(request);
     if (recordRequests) requests.push(record);
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -169,22 +190,11 @@ export async function startRecordingServer(options: RecordingServerOptions): Pro
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  // Errors after start (e.g. a reset socket) must never crash the process hosting the server.
-  server.on('error', (error) => console.error(`${options.name}: server error`, error));
-
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error(`${options.name}: expected a TCP address`);
+  const port = await listenOn(server, options.name, host, options.port ?? 0);
   let closing: Promise<void> | undefined;
 
   return {
-    origin: `http://${urlHost(host)}:${address.port}`,
+    origin: `http://${urlHost(host)}:${port}`,
     requests,
     get maxInFlight() {
       return maxInFlight;

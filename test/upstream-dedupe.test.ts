@@ -373,16 +373,22 @@ describe("each caller's deadline", () => {
     }),
   };
 
+  /** A first caller's pet lookup, and the same lookup `lateByMs` later (on the fake clock), once it has joined the call. */
+  async function firstThenLate(served: ObservedGateway, lateByMs: number) {
+    const first = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
+    await until(() => upstream.requests.length === 1, 'the upstream to receive the call');
+    await vi.advanceTimersByTimeAsync(lateByMs);
+    const late = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
+    await until(async () => (await joinedPetCalls(served)) === 1, 'the late caller to join the call');
+    return { first, late };
+  }
+
   it("holds for a caller that joins late: it times out at its own deadline, not at the first caller's, nor later", async () => {
     const served = await serve(DEADLINE_ONLY);
     upstream.answer({ hang: true });
     fakeClock();
 
-    const first = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
-    await until(() => upstream.requests.length === 1, 'the upstream to receive the call');
-    await vi.advanceTimersByTimeAsync(300);
-    const late = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
-    await until(async () => (await joinedPetCalls(served)) === 1, 'the late caller to join the call');
+    const { first, late } = await firstThenLate(served, 300);
 
     // At 600 ms, the first caller's deadline: it gives up, the late one waits on.
     await vi.advanceTimersByTimeAsync(TIMEOUT_MS - 300);
@@ -416,11 +422,7 @@ describe("each caller's deadline", () => {
     upstream.answer(held.answer);
     fakeClock();
 
-    const first = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
-    await until(() => upstream.requests.length === 1, 'the upstream to receive the call');
-    await vi.advanceTimersByTimeAsync(400);
-    const late = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
-    await until(async () => (await joinedPetCalls(served)) === 1, 'the late caller to join the call');
+    const { first, late } = await firstThenLate(served, 400);
     // At 600 ms the first caller gives up; the call runs on for the late one.
     await vi.advanceTimersByTimeAsync(200);
     await until(() => first.settled, "the first caller's answer");

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { RequestScope } from '../observability/request-context.js';
 import { credentialSecretsOf, redact } from '../secrets.js';
-import { readBoundedBody, ResponseTooLarge } from './body.js';
+import { readBoundedBody, ResponseTooLarge, type BodyLimits } from './body.js';
 import { decodeByContentType, DecodeError, normalize, type Payload, type Shape } from './codec.js';
 import {
   afterRetries,
@@ -23,7 +23,7 @@ import {
   type UpstreamFailure,
   type UpstreamService,
 } from './failure.js';
-import { createInFlightCalls, type Waiter } from './in-flight.js';
+import { createInFlightCalls, type InFlightCalls, type Waiter } from './in-flight.js';
 
 /**
  * Options of one upstream client; the gateway takes each from its configuration (the setting named),
@@ -215,9 +215,6 @@ export function retryDelay(retry: number, baseMs: number, maxMs: number, random:
 type Attempt =
   { ok: true; response: UpstreamResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
 
-/** Builds the error of a failed call (its credentials already taken out of the message). */
-type Fail = (failure: UpstreamFailure, message: string, status?: number, code?: number) => UpstreamError;
-
 /** Where a call has got to: a caller that gives up on a shared call gets the error it would have got alone. */
 type Progress = {
   /** the current try has its answer's headers, and is reading the body */
@@ -239,89 +236,102 @@ type CallLimits = {
 /** A successful call: its answer, and the retries it took. */
 type Sent = { response: UpstreamResponse; retries: number };
 
+/** An answer as the pool gives it: status, headers, and the body still to read. */
+type PoolAnswer = Awaited<ReturnType<Pool['request']>>;
+
 /** Creates the client of one upstream area, with its own keep-alive pool. */
 export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamPool {
-  const base = new URL(options.baseUrl);
-  const basePath = base.pathname.replace(/\/+$/, '');
-  const {
-    totalMs: timeoutMs,
-    connectMs: connectTimeoutMs,
-    headersMs: headersTimeoutMs,
-    bodyMs: bodyTimeoutMs,
-  } = options.timeouts;
-  const { maxResponseBytes, retries, retryBackoffMs, retryBackoffMaxMs } = options;
-  // Every call goes to this one origin: the pool cannot send a request (or a credential) anywhere else.
-  const pool = new Pool(base.origin, {
-    connections: options.connections,
-    connect: { timeout: connectTimeoutMs },
-    headersTimeout: headersTimeoutMs,
-    // undici's own body timeout is the longest pause between two chunks; attempt() keeps the whole-body limit.
-    bodyTimeout: bodyTimeoutMs,
-    keepAliveTimeout: 30_000,
-  });
+  const calls = new UpstreamCalls(service, options);
+  return {
+    service,
+    request: (call) => calls.request(call),
+    ping: (timeoutMs) => calls.ping(timeoutMs),
+    close: () => calls.close(),
+  };
+}
 
+/**
+ * The state of one area's client (its pool, its limits, its calls in flight) and the steps of a
+ * call: observed, shared or made alone, retried, and each try read and judged.
+ */
+class UpstreamCalls {
+  private readonly service: UpstreamService;
+  /** read per call, for its observer and `onRetry` */
+  private readonly options: UpstreamClientOptions;
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  /** the options' timeouts and limits, as they were when the client was made */
+  private readonly timeouts: UpstreamClientOptions['timeouts'];
+  private readonly maxResponseBytes: number;
+  private readonly retries: number;
+  private readonly retryBackoffMs: number;
+  private readonly retryBackoffMaxMs: number;
   // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
-  const inFlight = options.dedupe
-    ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
-    : undefined;
+  private readonly inFlight: InFlightCalls<Sent, Progress> | undefined;
 
-  async function request(call: UpstreamRequest): Promise<UpstreamResponse> {
-    if (call.method === 'GET' || inFlight === undefined) return observed(call);
+  constructor(service: UpstreamService, options: UpstreamClientOptions) {
+    this.service = service;
+    this.options = options;
+    const base = new URL(options.baseUrl);
+    this.basePath = base.pathname.replace(/\/+$/, '');
+    const { totalMs, connectMs, headersMs, bodyMs } = options.timeouts;
+    this.timeouts = { totalMs, connectMs, headersMs, bodyMs };
+    this.maxResponseBytes = options.maxResponseBytes;
+    this.retries = options.retries;
+    this.retryBackoffMs = options.retryBackoffMs;
+    this.retryBackoffMaxMs = options.retryBackoffMaxMs;
+    // Every call goes to this one origin: the pool cannot send a request (or a credential) anywhere else.
+    this.pool = new Pool(base.origin, {
+      connections: options.connections,
+      connect: { timeout: connectMs },
+      headersTimeout: headersMs,
+      // undici's own body timeout is the longest pause between two chunks; attempt() keeps the whole-body limit.
+      bodyTimeout: bodyMs,
+      keepAliveTimeout: 30_000,
+    });
+    this.inFlight = options.dedupe
+      ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
+      : undefined;
+  }
+
+  async request(call: UpstreamRequest): Promise<UpstreamResponse> {
+    if (call.method === 'GET' || this.inFlight === undefined) return this.observed(call);
     // A change: the reads of its resource already in flight take no more callers, from when it
     // is sent, and again once it has ended (reads started while it was in flight may have been
     // answered before it was carried out).
     const scope = sharingScope(call.path);
-    inFlight.seal(scope);
+    this.inFlight.seal(scope);
     try {
-      return await observed(call);
+      return await this.observed(call);
     } finally {
-      inFlight.seal(scope);
+      this.inFlight.seal(scope);
     }
   }
 
   /** One call, as the observer watches it: joined to an identical one in flight, or made. */
-  async function observed(call: UpstreamRequest): Promise<UpstreamResponse> {
-    const key = inFlight !== undefined && call.method === 'GET' ? sharingKey(call) : undefined;
-    // Each caller of a shared call waits until its own deadline, and then fails as it would have alone.
-    const waiter: Waiter<Progress> = {
-      timeoutMs,
-      // Alone, it would not have waited for a retry that starts after its deadline: it would have got the failure.
-      timedOut: (progress) =>
-        progress.retrying ??
-        afterRetries(
-          new UpstreamError({
-            service,
-            operation: call.operation,
-            failure: 'timeout',
-            message: deadlineMessage(call.operation, progress.answering),
-          }),
-          progress.retries,
-        ),
-    };
-    const joined = key === undefined ? undefined : inFlight?.join(key, waiter);
-    const made = (headed: UpstreamRequest): Promise<Sent> =>
-      key !== undefined && inFlight !== undefined
-        ? inFlight.start(key, sharingScope(call.path), waiter, (shared) => send(headed, shared))
-        : sendAlone(headed);
-    const watch = options.observer?.({
-      service,
+  private async observed(call: UpstreamRequest): Promise<UpstreamResponse> {
+    const key = this.inFlight !== undefined && call.method === 'GET' ? sharingKey(call) : undefined;
+    const waiter = this.waiterFor(call);
+    const joined = key === undefined ? undefined : this.inFlight?.join(key, waiter);
+    const watch = this.options.observer?.({
+      service: this.service,
       operation: call.operation,
       method: call.method,
       ...(joined ? { shared: true } : {}),
       scope: call.scope,
     });
-    if (watch === undefined) return (await (joined ?? made(call))).response;
+    if (watch === undefined) return (await (joined ?? this.made(key, waiter, call))).response;
     const started = performance.now();
-    const end = (outcome: Omit<UpstreamCallOutcome, 'durationMs'>) =>
-      watch.end({ ...outcome, durationMs: performance.now() - started });
     try {
       // A shared call is made with its first caller's headers (request id, trace context).
       const { response, retries } = await (joined ??
-        made(watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
-      end({ status: response.status, retries });
+        this.made(key, waiter, watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
+      endWatch(watch, started, { status: response.status, retries });
       return response;
     } catch (error) {
-      end(
+      endWatch(
+        watch,
+        started,
         error instanceof UpstreamError
           ? { status: error.status, failure: error.failure, retries: error.retries }
           : { failure: 'aborted', retries: 0 },
@@ -330,8 +340,35 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     }
   }
 
+  /** Each caller of a shared call waits until its own deadline, and then fails as it would have alone. */
+  private waiterFor(call: UpstreamRequest): Waiter<Progress> {
+    return {
+      timeoutMs: this.timeouts.totalMs,
+      // Alone, it would not have waited for a retry that starts after its deadline: it would have got the failure.
+      timedOut: (progress) =>
+        progress.retrying ??
+        afterRetries(
+          new UpstreamError({
+            service: this.service,
+            operation: call.operation,
+            failure: 'timeout',
+            message: this.deadlineMessage(call.operation, progress.answering),
+          }),
+          progress.retries,
+        ),
+    };
+  }
+
+  /** The call made for `headed`: started for others to join under `key`, or alone. */
+  private made(key: string | undefined, waiter: Waiter<Progress>, headed: UpstreamRequest): Promise<Sent> {
+    return key !== undefined && this.inFlight !== undefined
+      ? this.inFlight.start(key, sharingScope(headed.path), waiter, (shared) => this.send(headed, shared))
+      : this.sendAlone(headed);
+  }
+
   /** A call nobody else joins, with a deadline of its own. */
-  async function sendAlone(call: UpstreamRequest): Promise<Sent> {
+  private async sendAlone(call: UpstreamRequest): Promise<Sent> {
+    const timeoutMs = this.timeouts.totalMs;
     // The deadline's timer is cleared as soon as the call ends. (AbortSignal.timeout would keep
     // each signal, and what undici hangs on it, alive for the whole timeout: under load that
     // is seconds of calls promoted to the old heap, and a resident set far above the live data.)
@@ -342,7 +379,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     );
     const deadline = performance.now() + timeoutMs;
     try {
-      return await send(call, {
+      return await this.send(call, {
         signal: controller.signal,
         deadline: () => deadline,
         progress: { answering: false, retries: 0 },
@@ -353,33 +390,21 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
   }
 
   /** One call, retried as its method and failure allow, within `limits`. */
-  async function send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
-    // The secrets are only gathered when a message has to be cleared of them.
-    const fail: Fail = (failure, message, status, code) => {
-      // An upstream that echoes a credential or a password must not get it into a response or a log.
-      const secrets = [...credentialSecretsOf(call.headers), ...(call.secrets ?? [])];
-      return new UpstreamError({
-        service,
-        operation: call.operation,
-        failure,
-        message: redact(message, secrets),
-        status,
-        upstreamCode: code,
-      });
-    };
+  private async send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
+    const { retries, retryBackoffMs, retryBackoffMaxMs } = this;
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
     const idempotent = call.method === 'GET';
 
     for (let retry = 0; ; retry += 1) {
-      const outcome = await attempt(call, limits, fail);
+      const outcome = await this.attempt(call, limits);
       if (outcome.ok) return { response: outcome.response, retries: retry };
       if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
       const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
       // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
       if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
-      options.onRetry?.({
-        service,
+      this.options.onRetry?.({
+        service: this.service,
         operation: call.operation,
         retry: retry + 1,
         delayMs,
@@ -393,39 +418,8 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     }
   }
 
-  /** What a call that ran out of its deadline says, by whether its answer had begun to arrive. */
-  function deadlineMessage(operation: string, answering: boolean): string {
-    return answering
-      ? `${service} did not finish answering ${operation} within ${timeoutMs} ms`
-      : `${service} did not answer ${operation} within ${timeoutMs} ms`;
-  }
-
-  /** One try of a call, within the call's limits. */
-  async function attempt(call: UpstreamRequest, limits: CallLimits, fail: Fail): Promise<Attempt> {
-    const failed = (error: UpstreamError, reason: string, transient = false): Attempt => ({
-      ok: false,
-      error,
-      transient,
-      reason,
-    });
-    /** A try that ended before its answer was complete, as its caller is told. */
-    const cut = (error: unknown, answering: boolean): Attempt => {
-      const { kind, reason, transient } = transportFailure(error);
-      const { operation } = call;
-      const lost = answering
-        ? `${service} broke the connection while answering ${operation}`
-        : `${service} is unavailable for ${operation}`;
-      const messages = {
-        'connect-timeout': `${service} did not accept a connection for ${operation} within ${connectTimeoutMs} ms`,
-        'headers-timeout': `${service} did not answer ${operation} within ${headersTimeoutMs} ms`,
-        'body-timeout': `${service} did not finish answering ${operation} within ${bodyTimeoutMs} ms`,
-        deadline: deadlineMessage(operation, answering),
-      } as const;
-      return kind === 'connection'
-        ? failed(fail('unavailable', lost), reason, transient)
-        : failed(fail('timeout', messages[kind]), reason);
-    };
-
+  /** One try of a call, within the call's limits: sent, its body read, its answer judged. */
+  private async attempt(call: UpstreamRequest, limits: CallLimits): Promise<Attempt> {
     // A streamed body can fail on its own (the client went away, an upload limit was hit);
     // that error, not undici's consequence of it, is what the caller must see.
     const source: { error?: Error } = {};
@@ -435,12 +429,12 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     const headers: Record<string, string> = { ...call.headers };
     if (call.body) headers['content-type'] = call.body.contentType;
 
-    let response: Awaited<ReturnType<Pool['request']>>;
+    let response: PoolAnswer;
     limits.progress.answering = false;
     try {
-      response = await pool.request({
+      response = await this.pool.request({
         method: call.method,
-        path: basePath + call.path + queryString(call.query),
+        path: this.basePath + call.path + queryString(call.query),
         headers,
         body: data,
         signal: limits.signal,
@@ -449,40 +443,48 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       // undici destroys the body with its own error when the call fails; only a failure that
       // came from the body's source (an upload limit, a client gone) is passed on as it is.
       if (source.error !== undefined && !isTransportError(source.error)) throw source.error;
-      return cut(error, false);
+      return this.cut(call, error, false);
     }
 
     limits.progress.answering = true;
     const status = response.statusCode;
     let text: string;
     try {
-      text = await readBoundedBody(response.body, {
-        maxBytes: maxResponseBytes,
-        declaredLength: Number(headerValue(response.headers['content-length']) ?? 0),
-        // The whole body must arrive within bodyTimeoutMs of the headers. When the call's deadline
-        // comes first (as with the defaults, where both are the same), that deadline already ends
-        // the read: no second timer per call.
-        timeoutMs: performance.now() + bodyTimeoutMs < limits.deadline() ? bodyTimeoutMs : undefined,
-      });
+      text = await readBoundedBody(response.body, this.bodyLimits(response.headers, limits));
     } catch (error) {
-      if (error instanceof ResponseTooLarge) {
-        return failed(
-          fail(
-            'invalid-response',
-            `${service} answered ${call.operation} with more than ${maxResponseBytes} bytes`,
-            status,
-          ),
-          'too large',
-        );
-      }
-      return cut(error, true);
+      return this.unread(call, error, status);
     }
+    return this.judge(call, status, headerValue(response.headers['content-type']), text);
+  }
 
-    const contentType = headerValue(response.headers['content-type']);
+  /** How much of an answer's body is read, and for how long. */
+  private bodyLimits(headers: PoolAnswer['headers'], limits: CallLimits): BodyLimits {
+    const { bodyMs } = this.timeouts;
+    return {
+      maxBytes: this.maxResponseBytes,
+      declaredLength: Number(headerValue(headers['content-length']) ?? 0),
+      // The whole body must arrive within `bodyMs` of the headers. When the call's deadline
+      // comes first (as with the defaults, where both are the same), that deadline already ends
+      // the read: no second timer per call.
+      timeoutMs: performance.now() + bodyMs < limits.deadline() ? bodyMs : undefined,
+    };
+  }
+
+  /** A try whose answer's body could not be read: too large, or cut off. */
+  private unread(call: UpstreamRequest, error: unknown, status: number): Attempt {
+    if (!(error instanceof ResponseTooLarge)) return this.cut(call, error, true);
+    const message = `${this.service} answered ${call.operation} with more than ${this.maxResponseBytes} bytes`;
+    return failed(this.fail(call, 'invalid-response', message, status), 'too large');
+  }
+
+  /** A complete answer, as its caller is told: a redirect, an error status, or a 2xx body decoded. */
+  private judge(call: UpstreamRequest, status: number, contentType: string | undefined, text: string): Attempt {
+    const { service } = this;
     if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
       return failed(
-        fail(
+        this.fail(
+          call,
           'status',
           `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`,
           status,
@@ -493,7 +495,13 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     if (status < 200 || status > 299) {
       const { message, code } = errorMessage(text, contentType);
       return failed(
-        fail('status', message || `${service} answered ${call.operation} with status ${status}`, status, code),
+        this.fail(
+          call,
+          'status',
+          message || `${service} answered ${call.operation} with status ${status}`,
+          status,
+          code,
+        ),
         `status ${status}`,
         UNAVAILABLE_STATUSES.has(status),
       );
@@ -503,7 +511,8 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       return { ok: true, response: { status, body: decodeByContentType(text, contentType) } };
     } catch {
       return failed(
-        fail(
+        this.fail(
+          call,
           'invalid-response',
           `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ` +
             `${excerpt(text)}`,
@@ -514,7 +523,56 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     }
   }
 
-  async function ping(pingTimeoutMs: number): Promise<number> {
+  /** A try that ended before its answer was complete, as its caller is told. */
+  private cut(call: UpstreamRequest, error: unknown, answering: boolean): Attempt {
+    const { service } = this;
+    const { kind, reason, transient } = transportFailure(error);
+    const { operation } = call;
+    const lost = answering
+      ? `${service} broke the connection while answering ${operation}`
+      : `${service} is unavailable for ${operation}`;
+    const messages = {
+      'connect-timeout': `${service} did not accept a connection for ${operation} within ${this.timeouts.connectMs} ms`,
+      'headers-timeout': `${service} did not answer ${operation} within ${this.timeouts.headersMs} ms`,
+      'body-timeout': `${service} did not finish answering ${operation} within ${this.timeouts.bodyMs} ms`,
+      deadline: this.deadlineMessage(operation, answering),
+    } as const;
+    return kind === 'connection'
+      ? failed(this.fail(call, 'unavailable', lost), reason, transient)
+      : failed(this.fail(call, 'timeout', messages[kind]), reason);
+  }
+
+  /** The error of a failed call, its credentials taken out of the message. */
+  private fail(
+    call: UpstreamRequest,
+    failure: UpstreamFailure,
+    message: string,
+    status?: number,
+    code?: number,
+  ): UpstreamError {
+    // The secrets are only gathered when a message has to be cleared of them. An upstream that
+    // echoes a credential or a password must not get it into a response or a log.
+    const secrets = [...credentialSecretsOf(call.headers), ...(call.secrets ?? [])];
+    return new UpstreamError({
+      service: this.service,
+      operation: call.operation,
+      failure,
+      message: redact(message, secrets),
+      status,
+      upstreamCode: code,
+    });
+  }
+
+  /** What a call that ran out of its deadline says, by whether its answer had begun to arrive. */
+  private deadlineMessage(operation: string, answering: boolean): string {
+    const { service } = this;
+    const { totalMs: timeoutMs } = this.timeouts;
+    return answering
+      ? `${service} did not finish answering ${operation} within ${timeoutMs} ms`
+      : `${service} did not answer ${operation} within ${timeoutMs} ms`;
+  }
+
+  async ping(pingTimeoutMs: number): Promise<number> {
     // As a call's deadline: a timer cleared when the answer is in, not AbortSignal.timeout.
     const controller = new AbortController();
     const timer = setTimeout(
@@ -522,7 +580,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
       pingTimeoutMs,
     );
     try {
-      const answer = await pool.request({ method: 'GET', path: basePath || '/', signal: controller.signal });
+      const answer = await this.pool.request({ method: 'GET', path: this.basePath || '/', signal: controller.signal });
       // Only the status counts; the body is dropped, and with it the connection is freed.
       await answer.body.dump();
       return answer.statusCode;
@@ -531,7 +589,19 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     }
   }
 
-  return { service, request, ping, close: () => pool.close() };
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** A failed try: its error, why it failed (for the retry event), and whether trying again may help. */
+function failed(error: UpstreamError, reason: string, transient = false): Attempt {
+  return { ok: false, error, transient, reason };
+}
+
+/** Tells a watch its call has ended, with the time the call took. */
+function endWatch(watch: UpstreamCallWatch, started: number, outcome: Omit<UpstreamCallOutcome, 'durationMs'>): void {
+  watch.end({ ...outcome, durationMs: performance.now() - started });
 }
 
 /**

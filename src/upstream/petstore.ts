@@ -68,85 +68,64 @@ export type PetstoreApi = ReturnType<typeof createPetstoreApi>;
 export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptions) {
   // The reference server answers in XML only when Accept is exactly `application/xml`.
   const accept = options.accept === 'xml' ? 'application/xml' : 'application/json';
+  const store: Store = { client, accept, bodyFormat: options.bodyFormat };
+  return {
+    ...petOperations(store),
+    ...inventoryOperations(store),
+    ...orderOperations(store),
+    ...userOperations(store),
+  };
+}
 
-  const send = (call: UpstreamRequest, security: Security = 'none', credentials: Credentials = {}) =>
-    client.request({ ...call, headers: { accept, ...credentialHeaders(credentials, security) } });
+/** What every operation is sent with: the client, and the configured formats. */
+type Store = { client: UpstreamClient; accept: string; bodyFormat: BodyFormat };
 
-  /**
-   * Runs one call per value and merges the pets, each once, in the order first seen, keeping
-   * only pets that match one of the values exactly.
-   */
-  async function findPetsByEach(credentials: Credentials, operation: PetSearch, values: readonly string[]) {
-    const { path: restPath, parameter, matches } = PET_SEARCHES[operation];
-    // The interface document puts several values comma separated in one parameter; the reference
-    // server takes one `status` per call and one tag per repeated `tags=`. One call per value
-    // means the same thing to both, and the calls run concurrently.
-    const lists = await Promise.all(
-      [...new Set(values)].map(async (value) =>
-        decodePayload(
-          client,
-          operation,
-          PetListShape,
-          await send(
-            { operation, method: 'GET', path: restPath, query: { [parameter]: value } },
-            'bearer',
-            credentials,
-          ),
-        ),
-      ),
-    );
-    // A server that follows the interface splits a value on commas (`tags=a,b` means a or b);
-    // keeping only exact matches makes the answer the same on every kind of server.
-    const wanted = new Set(values);
-    const byId = new Map<string, PetPayload>();
-    for (const pet of lists.flat())
-      if (pet.id !== undefined && !byId.has(pet.id) && matches(pet, wanted)) byId.set(pet.id, pet);
-    return [...byId.values()];
-  }
+/** Sends `call` with the `Accept` asked for and the one credential its `security` declares. */
+function send(store: Store, call: UpstreamRequest, security: Security = 'none', credentials: Credentials = {}) {
+  return store.client.request({
+    ...call,
+    headers: { accept: store.accept, ...credentialHeaders(credentials, security) },
+  });
+}
 
-  /** `call` with `value` as its body, in the configured body format (JSON, XML or form). */
-  const withBody = <S extends Shape & { kind: 'object' }>(
-    call: Omit<UpstreamRequest, 'body'>,
-    shape: S,
-    value: Payload<S>,
-  ): UpstreamRequest => ({ ...call, body: encodeBody(options.bodyFormat, shape, value) });
+/** `call` with `value` as its body, in the configured body format (JSON, XML or form). */
+function withBody<S extends Shape & { kind: 'object' }>(
+  store: Store,
+  call: Omit<UpstreamRequest, 'body'>,
+  shape: S,
+  value: Payload<S>,
+): UpstreamRequest {
+  return { ...call, body: encodeBody(store.bodyFormat, shape, value) };
+}
 
-  /** Sends a whole pet to `/pet` (bearer) and reads back the pet the pet store kept. */
-  async function writePet(
-    operation: 'addPet' | 'updatePet',
-    method: 'POST' | 'PUT',
-    credentials: Credentials,
-    pet: PetPayload,
-  ): Promise<PetPayload> {
-    const call = withBody({ operation, method, path: '/pet' }, PetShape, pet);
-    return decodePayload(client, operation, PetShape, await send(call, 'bearer', credentials));
-  }
-
+/** The `/pet` operations (bearer, or api_key for a read by id). */
+function petOperations(store: Store) {
+  const { client } = store;
   return {
     /** `POST /pet` (bearer). */
     addPet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      return writePet('addPet', 'POST', credentials, pet);
+      return writePet(store, 'addPet', 'POST', credentials, pet);
     },
 
     /** `PUT /pet` (bearer): replaces the pet with `pet.id` as a whole. */
     updatePet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      return writePet('updatePet', 'PUT', credentials, pet);
+      return writePet(store, 'updatePet', 'PUT', credentials, pet);
     },
 
     /** `GET /pet/findByStatus` (bearer), once per status; each pet once. */
     findPetsByStatus(credentials: Credentials, statuses: readonly PetStatus[]): Promise<PetPayload[]> {
-      return findPetsByEach(credentials, 'findPetsByStatus', statuses);
+      return findPetsByEach(store, credentials, 'findPetsByStatus', statuses);
     },
 
     /** `GET /pet/findByTags` (bearer), once per tag; each pet once. */
     findPetsByTags(credentials: Credentials, tags: readonly string[]): Promise<PetPayload[]> {
-      return findPetsByEach(credentials, 'findPetsByTags', tags);
+      return findPetsByEach(store, credentials, 'findPetsByTags', tags);
     },
 
     /** `GET /pet/{petId}` (api_key or bearer). */
     async getPetById(credentials: Credentials, id: string): Promise<PetPayload> {
       const call = { operation: 'getPetById', method: 'GET', path: path`/pet/${id}` } as const;
-      return decodePayload(client, call.operation, PetShape, await send(call, 'apiKeyOrBearer', credentials));
+      return decodePayload(client, call.operation, PetShape, await send(store, call, 'apiKeyOrBearer', credentials));
     },
 
     /**
@@ -159,7 +138,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       changes: { name?: string; status?: PetStatus },
     ): Promise<PetPayload | undefined> {
       const call = { operation: 'updatePetWithForm', method: 'POST', path: path`/pet/${id}`, query: changes } as const;
-      const response = await send(call, 'bearer', credentials);
+      const response = await send(store, call, 'bearer', credentials);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
     },
 
@@ -168,6 +147,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      */
     async deletePet(credentials: Credentials, id: string): Promise<void> {
       await send(
+        store,
         { operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}`, ignoreBody: true },
         'bearer',
         credentials,
@@ -179,33 +159,97 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      * The interface answers an ApiResponse; the reference server answers the updated Pet, which
      * is reported as an ApiResponse too.
      */
-    async uploadFile(
+    uploadFile(
       credentials: Credentials,
       id: string,
       file: Readable,
       additionalMetadata?: string,
     ): Promise<ApiResponsePayload> {
-      const call = {
-        operation: 'uploadFile',
-        method: 'POST',
-        path: path`/pet/${id}/uploadImage`,
-        query: { additionalMetadata },
-        body: { contentType: 'application/octet-stream', data: file },
-      } as const;
-      const response = await send(call, 'bearer', credentials);
-      if (!isPetAnswer(response.body)) return decodePayload(client, call.operation, ApiResponseShape, response);
-      const pet = decodePayload(client, call.operation, PetShape, response);
-      return {
-        code: response.status,
-        type: 'Pet',
-        message: `image added to pet ${pet.id ?? id}; it has ${pet.photoUrls?.length ?? 0} photo URLs`,
-      };
+      return uploadFile(store, credentials, id, file, additionalMetadata);
     },
+  };
+}
 
+/**
+ * Runs one call per value and merges the pets, each once, in the order first seen, keeping
+ * only pets that match one of the values exactly.
+ */
+async function findPetsByEach(store: Store, credentials: Credentials, operation: PetSearch, values: readonly string[]) {
+  const { path: restPath, parameter, matches } = PET_SEARCHES[operation];
+  // The interface document puts several values comma separated in one parameter; the reference
+  // server takes one `status` per call and one tag per repeated `tags=`. One call per value
+  // means the same thing to both, and the calls run concurrently.
+  const lists = await Promise.all(
+    [...new Set(values)].map(async (value) =>
+      decodePayload(
+        store.client,
+        operation,
+        PetListShape,
+        await send(
+          store,
+          { operation, method: 'GET', path: restPath, query: { [parameter]: value } },
+          'bearer',
+          credentials,
+        ),
+      ),
+    ),
+  );
+  // A server that follows the interface splits a value on commas (`tags=a,b` means a or b);
+  // keeping only exact matches makes the answer the same on every kind of server.
+  const wanted = new Set(values);
+  const byId = new Map<string, PetPayload>();
+  for (const pet of lists.flat())
+    if (pet.id !== undefined && !byId.has(pet.id) && matches(pet, wanted)) byId.set(pet.id, pet);
+  return [...byId.values()];
+}
+
+/** Sends a whole pet to `/pet` (bearer) and reads back the pet the pet store kept. */
+async function writePet(
+  store: Store,
+  operation: 'addPet' | 'updatePet',
+  method: 'POST' | 'PUT',
+  credentials: Credentials,
+  pet: PetPayload,
+): Promise<PetPayload> {
+  const call = withBody(store, { operation, method, path: '/pet' }, PetShape, pet);
+  return decodePayload(store.client, operation, PetShape, await send(store, call, 'bearer', credentials));
+}
+
+/** `POST /pet/{petId}/uploadImage`: its answer, a Pet or an ApiResponse, reported as an ApiResponse. */
+async function uploadFile(
+  store: Store,
+  credentials: Credentials,
+  id: string,
+  file: Readable,
+  additionalMetadata?: string,
+): Promise<ApiResponsePayload> {
+  const { client } = store;
+  const call = {
+    operation: 'uploadFile',
+    method: 'POST',
+    path: path`/pet/${id}/uploadImage`,
+    query: { additionalMetadata },
+    body: { contentType: 'application/octet-stream', data: file },
+  } as const;
+  const response = await send(store, call, 'bearer', credentials);
+  if (!isPetAnswer(response.body)) return decodePayload(client, call.operation, ApiResponseShape, response);
+  const pet = decodePayload(client, call.operation, PetShape, response);
+  return {
+    code: response.status,
+    type: 'Pet',
+    message: `image added to pet ${pet.id ?? id}; it has ${pet.photoUrls?.length ?? 0} photo URLs`,
+  };
+}
+
+/** `GET /store/inventory` (api_key). */
+function inventoryOperations(store: Store) {
+  const { client } = store;
+  return {
     /** `GET /store/inventory` (api_key): quantity by status. */
     async getInventory(credentials: Credentials): Promise<InventoryPayload> {
       const operation = 'getInventory';
       const { body, status } = await send(
+        store,
         { operation, method: 'GET', path: '/store/inventory' },
         'apiKey',
         credentials,
@@ -220,32 +264,55 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
       }
       return Object.fromEntries(quantities);
     },
+  };
+}
 
+/** The `/store/order` operations (no credential). */
+function orderOperations(store: Store) {
+  const { client } = store;
+  return {
     /** `POST /store/order` (no credential). */
     async placeOrder(order: OrderPayload): Promise<OrderPayload> {
-      const call = withBody({ operation: 'placeOrder', method: 'POST', path: '/store/order' }, OrderShape, order);
-      return decodePayload(client, call.operation, OrderShape, await send(call));
+      const call = withBody(
+        store,
+        { operation: 'placeOrder', method: 'POST', path: '/store/order' },
+        OrderShape,
+        order,
+      );
+      return decodePayload(client, call.operation, OrderShape, await send(store, call));
     },
 
     /** `GET /store/order/{orderId}` (no credential; served by the reference server, not in the interface document). */
     async getOrderById(id: string): Promise<OrderPayload> {
       const call = { operation: 'getOrderById', method: 'GET', path: path`/store/order/${id}` } as const;
-      return decodePayload(client, call.operation, OrderShape, await send(call));
+      return decodePayload(client, call.operation, OrderShape, await send(store, call));
     },
 
     /** `DELETE /store/order/{orderId}` (no credential). */
     async deleteOrder(id: string): Promise<void> {
-      await send({ operation: 'deleteOrder', method: 'DELETE', path: path`/store/order/${id}`, ignoreBody: true });
+      await send(store, {
+        operation: 'deleteOrder',
+        method: 'DELETE',
+        path: path`/store/order/${id}`,
+        ignoreBody: true,
+      });
     },
+  };
+}
 
+/** The `/user` operations (no credential; passwords kept out of any error message). */
+function userOperations(store: Store) {
+  const { client } = store;
+  return {
     /** `POST /user` (no credential). */
     async createUser(user: NewUserPayload): Promise<UserPayload> {
       const call = withBody(
+        store,
         { operation: 'createUser', method: 'POST', path: '/user', secrets: passwords([user]) },
         NewUserShape,
         user,
       );
-      return decodePayload(client, call.operation, UserShape, await send(call));
+      return decodePayload(client, call.operation, UserShape, await send(store, call));
     },
 
     /**
@@ -256,7 +323,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     async createUsersWithListInput(users: readonly NewUserPayload[]): Promise<UserPayload[] | undefined> {
       const operation = 'createUsersWithListInput';
       const body = { contentType: 'application/json', data: encodeJson(NewUserListShape, [...users]) };
-      const response = await send({
+      const response = await send(store, {
         operation,
         method: 'POST',
         path: '/user/createWithList',
@@ -269,7 +336,7 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
     /** `GET /user/{username}` (no credential). */
     async getUserByName(username: string): Promise<UserPayload> {
       const call = { operation: 'getUserByName', method: 'GET', path: path`/user/${username}` } as const;
-      return decodePayload(client, call.operation, UserShape, await send(call));
+      return decodePayload(client, call.operation, UserShape, await send(store, call));
     },
 
     /**
@@ -278,17 +345,18 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
      */
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
       const call = withBody(
+        store,
         { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, secrets: passwords([user]) },
         NewUserShape,
         user,
       );
-      const response = await send(call);
+      const response = await send(store, call);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },
 
     /** `DELETE /user/{username}` (no credential). */
     async deleteUser(username: string): Promise<void> {
-      await send({ operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}`, ignoreBody: true });
+      await send(store, { operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}`, ignoreBody: true });
     },
   };
 }

@@ -10,7 +10,7 @@ import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCacheOn, responseCachePlugins } from './plugins/response-cache.js';
 import { maskError } from './errors.js';
 import { useAnswerCompression } from './http/compression.js';
-import { createHttpHandler, type HttpHandler } from './http/lane.js';
+import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
@@ -23,7 +23,7 @@ import { createSecurity, type Security } from './security/index.js';
 import type { UpstreamCallBudget } from './security/fan-out.js';
 import type { RateLimitStore } from './security/rate-limit.js';
 import { useStreamingUploads } from './plugins/uploads.js';
-import { createUpstreamClient, type UpstreamClientOptions } from './upstream/http.js';
+import { createUpstreamClient, type UpstreamClientOptions, type UpstreamPool } from './upstream/http.js';
 import { type UpstreamService } from './upstream/failure.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
@@ -120,30 +120,84 @@ function sharedState(config: GatewayConfig, observability: Observability): Share
   );
 }
 
+/** Both areas' upstream clients, and the upstreams one operation sees through them. */
+type GatewayUpstreams = {
+  petstore: UpstreamPool;
+  plants: UpstreamPool;
+  /** the upstreams of one operation, through its budget of calls, for `scope` when the lane names it */
+  upstreamsFor: (budget: UpstreamCallBudget, scope?: RequestScope) => Upstreams;
+};
+
+/** What the gateway's yoga and its lane are built from, once the configuration has passed its checks. */
+type GatewayParts = {
+  observability: Observability;
+  shared: SharedState | undefined;
+  security: Security;
+  schema: GraphQLSchema;
+  upstreams: GatewayUpstreams;
+};
+
 /** Builds the gateway for a configuration. */
 export function createGateway(config: GatewayConfig, dependencies: GatewayDependencies = {}): Gateway {
   // The log, metrics, traces, /metrics and /readiness (src/observability/).
   const observability = createObservability(config, dependencies);
   // What replicas share through Redis, with REDIS_URL (src/redis/).
   const shared = sharedState(config, observability);
+  const { security, schema } = securedSchema(config, dependencies, observability, shared);
+  const upstreams = createUpstreams(config, dependencies, observability);
+  const parts: GatewayParts = { observability, shared, security, schema, upstreams };
+  const yoga = createGatewayYoga(config, parts);
+  const handler = createHttpHandler(laneOptions(config, parts, yoga));
+
+  return {
+    handler,
+    yoga,
+    redis: shared?.redis,
+    close: async () => {
+      await Promise.all([
+        upstreams.petstore.close(),
+        upstreams.plants.close(),
+        observability.close(),
+        shared?.redis.close(),
+      ]);
+    },
+  };
+}
+
+/**
+ * The security of the configuration and the schema it wraps; what was opened before is closed
+ * when either fails.
+ */
+function securedSchema(
+  config: GatewayConfig,
+  dependencies: GatewayDependencies,
+  observability: Observability,
+  shared: SharedState | undefined,
+): { security: Security; schema: GraphQLSchema } {
   // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). A bad manifest stops here.
-  let security: Security;
-  let schema: GraphQLSchema;
   try {
-    security = createSecurity(
+    const security = createSecurity(
       config,
       { maxFiles: config.uploadMaxFiles },
       shared?.rateLimitStore ?? dependencies.rateLimitStore,
     );
-    schema = security.schema(createSchema());
+    const schema = security.schema(createSchema());
     // A misspelt type in RESPONSE_CACHE_TTL_PER_TYPE would silently cache nothing: refused at start.
     checkTtlPerType(config.responseCacheTtlPerType, schema);
+    return { security, schema };
   } catch (error) {
     void shared?.redis.close();
     void observability.close();
     throw error;
   }
-  const logging = observability.logger;
+}
+
+/** Builds both areas' upstream clients. */
+function createUpstreams(
+  config: GatewayConfig,
+  dependencies: GatewayDependencies,
+  observability: Observability,
+): GatewayUpstreams {
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
   const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability));
   const plantsClient = createClient('plants', clientOptions(config, 'plants', observability));
@@ -156,14 +210,22 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     }),
     plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
+  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor };
+}
 
+/** Builds yoga with every plugin, in the order they must run. */
+function createGatewayYoga(
+  config: GatewayConfig,
+  { observability, shared, security, schema, upstreams }: GatewayParts,
+): YogaServerInstance<Record<string, unknown>, GraphQLContext> {
+  const { upstreamsFor } = upstreams;
   // GraphiQL with its assets inlined: the page needs no CDN, so it works offline. Those assets
   // are about 50 MB of memory and half a second of start-up: loaded when a browser first asks.
   // The page is rendered and compressed once, and sent with an ETag (src/plugins/graphiql.ts).
   const graphiql = graphiqlPages(async (options) =>
     (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
   );
-  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+  return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     context: ({ request }) => createContext(request, upstreamsFor(security.budget())),
     maskedErrors: { maskError },
@@ -202,17 +264,26 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
       useOperationsEndpoints({
         metrics: observability.metrics,
         readiness: () =>
-          checkReadiness([petstoreClient, plantsClient], config.readinessTimeoutMs, {
+          checkReadiness([upstreams.petstore, upstreams.plants], config.readinessTimeoutMs, {
             redis: shared?.redis,
             redisRequired: config.redisRequired,
           }),
       }),
     ],
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
-    logging,
+    logging: observability.logger,
   });
+}
 
-  const handler = createHttpHandler({
+/** The lane's options: the same yoga, schema, context, masking and limits as yoga's path. */
+function laneOptions(
+  config: GatewayConfig,
+  { observability, security, schema, upstreams }: GatewayParts,
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>,
+): LaneOptions {
+  const { upstreamsFor } = upstreams;
+  const logging = observability.logger;
+  return {
     yoga,
     schema,
     context: (headers, scope) => createContext({ headers }, upstreamsFor(security.budget(), scope)),
@@ -231,14 +302,5 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
       config.trustedDocuments === undefined &&
       !responseCacheOn({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }) &&
       config.corsOrigins === undefined,
-  });
-
-  return {
-    handler,
-    yoga,
-    redis: shared?.redis,
-    close: async () => {
-      await Promise.all([petstoreClient.close(), plantsClient.close(), observability.close(), shared?.redis.close()]);
-    },
   };
 }

@@ -20,6 +20,7 @@ import {
   getOperationAST,
   OperationTypeNode,
   type DocumentNode,
+  type OperationDefinitionNode,
   type GraphQLError,
   type ExecutionResult,
   type GraphQLSchema,
@@ -31,7 +32,7 @@ import { unexpectedError } from '../errors.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { RequestRecord, RequestScope } from '../observability/request-context.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
-import { clientAddress, type RateLimiter } from '../security/rate-limit.js';
+import { clientAddress, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { secretValues } from '../secrets.js';
@@ -180,20 +181,72 @@ function isJsonContentType(contentType: string | undefined): boolean {
 
 /** Builds the gateway's node:http request listener. */
 export function createHttpHandler(options: LaneOptions): HttpHandler {
-  const { yoga, observe } = options;
-  const endpoint = yoga.graphqlEndpoint;
-  const documents = new Map<string, Prepared>();
+  return new HttpLane(options).handler;
+}
+
+/**
+ * The lane: its options and the document cache, and one short method per step of a request.
+ * {@link HttpLane.handler} is bound once, at construction; nothing is built per request but
+ * what the steps themselves need.
+ */
+class HttpLane {
+  /** the node:http request listener: the lane's own requests are served, the rest go to yoga */
+  readonly handler: HttpHandler;
+  readonly #options: LaneOptions;
+  readonly #yoga: LaneOptions['yoga'];
+  readonly #observe: RequestObservations;
+  readonly #endpoint: string;
+  readonly #documents = new Map<string, Prepared>();
+
+  constructor(options: LaneOptions) {
+    this.#options = options;
+    this.#yoga = options.yoga;
+    this.#observe = options.observe;
+    this.#endpoint = options.yoga.graphqlEndpoint;
+    this.handler = this.handle.bind(this);
+  }
+
+  /** Serves the request in the lane when it is one the lane serves, judged from its head; else hands it to yoga. */
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const options = this.#options;
+    const url = request.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const method = request.method;
+    if (!options.enabled || path !== this.#endpoint || (method !== 'POST' && method !== 'GET'))
+      return this.toYoga(request, response, false);
+    const mediaType = acceptedMediaType(request.headers.accept);
+    if (mediaType === undefined) return this.toYoga(request, response, false);
+    if (method === 'POST') {
+      if (!isJsonContentType(request.headers['content-type'])) return this.toYoga(request, response, false);
+      const declared = request.headers['content-length'];
+      // A body the limit refuses, or a bad length, is refused by yoga's plugins before it is read.
+      if (declared !== undefined && !(/^\d+$/.test(declared) && Number(declared) <= options.maxBodyBytes))
+        return this.toYoga(request, response, false);
+    } else {
+      // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
+      if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html'))
+        return this.toYoga(request, response, false);
+      if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
+        return this.toYoga(request, response, false);
+    }
+    this.serve(request, response, method, mediaType, queryAt).catch((error: unknown) =>
+      this.failed(request, response, error),
+    );
+  }
+
   /**
    * A failure outside GraphQL execution (a module that did not load, a plugin hook that threw, an
    * answer that could not be written): one log line with its detail, and the masked 500.
    */
-  function failed(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+  private failed(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+    const observe = this.#observe;
     const url = request.url ?? '/';
     const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
     const record = observe.beginRequest(request.method ?? 'GET', path, headerReader(request.headers), () => ({
       ...request.headers,
     }));
-    observe.logging(record, () => options.logMasked(error));
+    observe.logging(record, () => this.#options.logMasked(error));
     if (writeInternalError(response, record.id)) observe.responseReady(record, 500);
   }
 
@@ -202,24 +255,26 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
    * repeated. As `yoga.handle` would, except that a failure yoga does not answer itself (one
    * outside GraphQL execution) gets the masked 500, not whatwg-node's text/plain stack trace.
    */
-  const toYoga = (request: IncomingMessage, response: ServerResponse, checked: boolean) =>
+  private toYoga(request: IncomingMessage, response: ServerResponse, checked: boolean): void {
     void Promise.resolve()
       .then(() =>
-        yoga.handleNodeRequestAndResponse(request, response, {
+        this.#yoga.handleNodeRequestAndResponse(request, response, {
           req: request,
           res: response,
           ...(checked ? { rateLimitChecked: true } : {}),
         }),
       )
       .then((answer) => sendNodeResponse(answer, response, request, true))
-      .catch((error: unknown) => failed(request, response, error));
+      .catch((error: unknown) => this.failed(request, response, error));
+  }
 
   /** Serves a request the lane has read but does not serve, through yoga, with its body as read. */
-  async function readToYoga(
+  private async readToYoga(
     request: IncomingMessage,
     response: ServerResponse,
     body: string | Buffer | undefined,
   ): Promise<void> {
+    const yoga = this.#yoga;
     const url = `http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`;
     const headers = new yoga.fetchAPI.Headers();
     for (const [name, value] of Object.entries(request.headers)) {
@@ -241,14 +296,15 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
   }
 
   /** Parses and validates a document through yoga's own parse and validate (its limits, its rules), once. */
-  function prepare(
+  private prepare(
     record: RequestRecord,
     query: string,
     operationName: string | null | undefined,
     method: string,
     headers: HeaderSource,
   ): Prepared | undefined {
-    const enveloped = yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
+    const documents = this.#documents;
+    const enveloped = this.#yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
     let document: DocumentNode;
     try {
       document = enveloped.parse(query) as DocumentNode;
@@ -259,20 +315,22 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     const prepared = { document, secrets: secretValues(undefined, query) };
     if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value as string);
     documents.set(query, prepared);
-    observe.logging(record, () => options.debug(`document parsed, validated and kept (${documents.size} kept)`));
+    this.#observe.logging(record, () =>
+      this.#options.debug(`document parsed, validated and kept (${documents.size} kept)`),
+    );
     return prepared;
   }
 
   /** Writes an answer, with the request id, compressed if it is large and the client asks; and logs it. */
-  function send(
+  private send(
     response: ServerResponse,
     record: RequestRecord,
     status: number,
     mediaType: ResultMediaType,
     body: string,
     extra?: Record<string, string>,
-  ) {
-    const answer = encodeAnswer(body, response.req.headers['accept-encoding'], options.compressionMinBytes);
+  ): void {
+    const answer = encodeAnswer(body, response.req.headers['accept-encoding'], this.#options.compressionMinBytes);
     response.writeHead(status, {
       'content-type': `${mediaType}; charset=utf-8`,
       'content-length': String(answer.length),
@@ -281,27 +339,53 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
       ...extra,
     });
     response.end(answer.body);
-    observe.responseReady(record, status);
+    this.#observe.responseReady(record, status);
+  }
+
+  /** Answers a request the rate limiter refused. */
+  private refuse(
+    request: IncomingMessage,
+    response: ServerResponse,
+    record: RequestRecord,
+    mediaType: ResultMediaType,
+    refusal: RateLimitRefusal,
+  ): void {
+    // Refused before the body is read, with no error object built: a refusal costs less than an answer.
+    request.resume();
+    this.#observe.refused(record, refusal.code);
+    this.send(
+      response,
+      record,
+      refusal.status,
+      mediaType,
+      `{"errors":[{"message":${JSON.stringify(refusal.message)},"extensions":{"code":"${refusal.code}"}}]}`,
+      {
+        'retry-after': String(refusal.retryAfterSeconds),
+      },
+    );
   }
 
   /** Masks unexpected errors and gives every error its final form, as yoga's plugins do. */
-  function finalResult(record: RequestRecord, result: ExecutionResult): ExecutionResult {
+  private finalResult(record: RequestRecord, result: ExecutionResult): ExecutionResult {
     if (result.errors === undefined) return result;
     const errors = result.errors.map((error) => {
-      const masked = options.maskError(error, 'Unexpected error.');
-      if (masked !== error) observe.logging(record, () => options.logMasked(error));
+      const masked = this.#options.maskError(error, 'Unexpected error.');
+      if (masked !== error) this.#observe.logging(record, () => this.#options.logMasked(error));
       return masked;
     });
     return redactResult(codeVariableErrors({ ...result, errors }), record.secrets);
   }
 
-  async function serve(
+  /** Serves a request the lane took on from its head: read, found or prepared, executed, answered. */
+  private async serve(
     request: IncomingMessage,
     response: ServerResponse,
     method: 'GET' | 'POST',
     mediaType: ResultMediaType,
     queryAt: number,
   ): Promise<void> {
+    const options = this.#options;
+    const observe = this.#observe;
     const headers = headerReader(request.headers);
     const path = queryAt < 0 ? (request.url ?? '/') : (request.url ?? '/').slice(0, queryAt);
     const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }));
@@ -312,50 +396,28 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
         options.trustProxyHops,
       );
       const refusal = await options.rateLimiter.check(address, headers);
-      if (refusal) {
-        // Refused before the body is read, with no error object built: a refusal costs less than an answer.
-        request.resume();
-        observe.refused(record, refusal.code);
-        send(
-          response,
-          record,
-          refusal.status,
-          mediaType,
-          `{"errors":[{"message":${JSON.stringify(refusal.message)},"extensions":{"code":"${refusal.code}"}}]}`,
-          {
-            'retry-after': String(refusal.retryAfterSeconds),
-          },
-        );
-        return;
-      }
+      if (refusal) return this.refuse(request, response, record, mediaType, refusal);
     }
     let body: string | undefined;
     let parsed: unknown;
     if (method === 'POST') {
       const read = await readBody(request, options.maxBodyBytes);
       // Too large, or not UTF-8: yoga's plugins refuse it, from the bytes read.
-      if (typeof read !== 'string') return void (await readToYoga(request, response, read));
+      if (typeof read !== 'string') return void (await this.readToYoga(request, response, read));
       body = read;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        parsed = undefined;
-      }
+      parsed = parseJson(body);
     } else {
       parsed = queryParams((request.url ?? '').slice(queryAt + 1));
     }
     // Variables nested too deep are refused by yoga's plugin, before anything walks them.
     const params = laneParams(parsed, options.maxInputDepth);
     const prepared =
-      params && (documents.get(params.query) ?? prepare(record, params.query, params.operationName, method, headers));
-    const definition = prepared && getOperationAST(prepared.document, params.operationName ?? undefined);
-    const servable =
-      definition &&
-      (definition.operation === OperationTypeNode.QUERY ||
-        (definition.operation === OperationTypeNode.MUTATION && method === 'POST'));
-    if (!params || !prepared || !servable) {
+      params &&
+      (this.#documents.get(params.query) ?? this.prepare(record, params.query, params.operationName, method, headers));
+    const definition = prepared && servableOperation(prepared.document, params.operationName, method);
+    if (!params || !prepared || !definition) {
       // Nothing was observed yet but the request itself: yoga observes it again, as its own.
-      return void (await readToYoga(request, response, body));
+      return void (await this.readToYoga(request, response, body));
     }
     const operation = observe.beginOperation(record);
     const variableSecrets = params.variables ? secretValues(params.variables, undefined) : [];
@@ -384,35 +446,34 @@ export function createHttpHandler(options: LaneOptions): HttpHandler {
     } finally {
       operation.ended = performance.now();
     }
-    const final = finalResult(record, result);
+    const final = this.finalResult(record, result);
     observe.resultReady(record, final);
     const { status, headers: extra } = resultStatus(final, mediaType);
-    send(response, record, status, mediaType, resultBody(final), extra);
+    this.send(response, record, status, mediaType, resultBody(final), extra);
   }
+}
 
-  return (request, response) => {
-    const url = request.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const path = queryAt < 0 ? url : url.slice(0, queryAt);
-    const method = request.method;
-    if (!options.enabled || path !== endpoint || (method !== 'POST' && method !== 'GET'))
-      return toYoga(request, response, false);
-    const mediaType = acceptedMediaType(request.headers.accept);
-    if (mediaType === undefined) return toYoga(request, response, false);
-    if (method === 'POST') {
-      if (!isJsonContentType(request.headers['content-type'])) return toYoga(request, response, false);
-      const declared = request.headers['content-length'];
-      // A body the limit refuses, or a bad length, is refused by yoga's plugins before it is read.
-      if (declared !== undefined && !(/^\d+$/.test(declared) && Number(declared) <= options.maxBodyBytes))
-        return toYoga(request, response, false);
-    } else {
-      // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
-      if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html')) return toYoga(request, response, false);
-      if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
-        return toYoga(request, response, false);
-    }
-    serve(request, response, method, mediaType, queryAt).catch((error: unknown) => failed(request, response, error));
-  };
+/** The parsed JSON of a body, or undefined when it is not JSON. */
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The operation the lane executes: a query, or a mutation sent as a POST; else undefined (yoga's). */
+function servableOperation(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  method: 'GET' | 'POST',
+): OperationDefinitionNode | undefined {
+  const definition = getOperationAST(document, operationName ?? undefined);
+  return definition &&
+    (definition.operation === OperationTypeNode.QUERY ||
+      (definition.operation === OperationTypeNode.MUTATION && method === 'POST'))
+    ? definition
+    : undefined;
 }
 
 /**

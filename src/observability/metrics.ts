@@ -91,16 +91,13 @@ function labelled<T>(child: (...values: string[]) => T): (...values: string[]) =
   };
 }
 
-/**
- * Creates the metrics of one gateway, in a registry of its own. In a cluster worker,
- * `clusterMetrics` gives the text of every worker's metrics summed by the primary (prom-client's
- * cluster aggregation over what {@link workerMetrics} gives in each worker).
- */
-export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
-  const registry = new Registry();
-  // In a cluster worker, what the primary collects from this process and sums (workerMetrics).
-  if (clusterMetrics) workerRegistries = [registry, processMetrics()];
-  const registers = [registry];
+/** A count of upstream calls by area and operation. */
+function perOperation(name: string, help: string, registers: Registry[]) {
+  return new Counter({ name, help, labelNames: ['service', 'operation'] as const, registers });
+}
+
+/** GraphQL operations: count and duration (by the label sets a request touches), errors by code. */
+function operationMetrics(registers: Registry[]) {
   const operations = new Counter({
     name: 'graphql_operations_total',
     help: 'GraphQL operations answered, by operation name and type, and whether the result had errors',
@@ -120,6 +117,19 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
     labelNames: ['operation_name', 'code'] as const,
     registers,
   });
+  // The label sets a request touches, kept by name: one map lookup per observation instead of
+  // prom-client hashing the labels each time (which showed in the profile of a 60-call request).
+  return {
+    count: labelled((operation_name, operation_type, result) =>
+      operations.labels({ operation_name, operation_type, result }),
+    ),
+    time: labelled((operation_name, operation_type) => operationDuration.labels({ operation_name, operation_type })),
+    errors,
+  };
+}
+
+/** Upstream calls: count and duration (by the label sets a request touches), retries, timeouts. */
+function upstreamCallMetrics(registers: Registry[]) {
   const upstreamRequests = new Counter({
     name: 'upstream_requests_total',
     help:
@@ -135,89 +145,126 @@ export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
     buckets: DURATION_BUCKETS,
     registers,
   });
-  /** A count of upstream calls by area and operation. */
-  const perOperation = (name: string, help: string) =>
-    new Counter({ name, help, labelNames: ['service', 'operation'] as const, registers });
-  const upstreamRetries = perOperation(
-    'upstream_retries_total',
-    'Retries of upstream calls (GETs after a connection error or a 502/503/504)',
-  );
-  const upstreamTimeouts = perOperation(
-    'upstream_timeouts_total',
-    'Upstream calls that failed on a timeout (connect, headers, body or the call deadline)',
-  );
-  const upstreamShared = perOperation(
+  // Kept by label set as well (see operationMetrics).
+  return {
+    count: labelled((service, operation, method, status, outcome) =>
+      upstreamRequests.labels({ service, operation, method, status, outcome }),
+    ),
+    time: labelled((service, operation, method) => upstreamDuration.labels({ service, operation, method })),
+    retries: perOperation(
+      'upstream_retries_total',
+      'Retries of upstream calls (GETs after a connection error or a 502/503/504)',
+      registers,
+    ),
+    timeouts: perOperation(
+      'upstream_timeouts_total',
+      'Upstream calls that failed on a timeout (connect, headers, body or the call deadline)',
+      registers,
+    ),
+  };
+}
+
+/** Upstream calls answered by joining an identical one in flight. */
+function sharedCallMetrics(registers: Registry[]) {
+  return perOperation(
     'upstream_shared_calls_total',
     'Upstream calls that joined an identical GET already in flight instead of sending a request of their own ' +
       '(UPSTREAM_DEDUPE)',
+    registers,
   );
+}
 
-  const redisErrors = new Counter({
+/** Redis commands that failed, by use. */
+function redisMetrics(registers: Registry[]) {
+  return new Counter({
     name: 'redis_errors_total',
     help: 'Redis commands that failed, timed out or were not sent while Redis was unreachable (REDIS_URL), by use',
     labelNames: ['operation'] as const,
     registers,
   });
+}
 
-  const knownNames = new Set<string>();
-  const nameLabel = (name: string | undefined): string => {
+/** An upstream call as {@link Metrics.observeUpstreamCall} is given it. */
+type UpstreamCall = Parameters<Metrics['observeUpstreamCall']>[0];
+
+/** The metrics of one gateway, in a registry of its own (see {@link createMetrics}). */
+class GatewayMetrics implements Metrics {
+  private readonly registry = new Registry();
+  private readonly operations: ReturnType<typeof operationMetrics>;
+  private readonly upstream: ReturnType<typeof upstreamCallMetrics>;
+  private readonly upstreamShared: ReturnType<typeof sharedCallMetrics>;
+  private readonly redisErrors: ReturnType<typeof redisMetrics>;
+  /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
+  private readonly knownNames = new Set<string>();
+  private readonly clusterMetrics: (() => Promise<string>) | undefined;
+
+  constructor(clusterMetrics: (() => Promise<string>) | undefined) {
+    this.clusterMetrics = clusterMetrics;
+    // In a cluster worker, what the primary collects from this process and sums (workerMetrics).
+    if (clusterMetrics) workerRegistries = [this.registry, processMetrics()];
+    const registers = [this.registry];
+    this.operations = operationMetrics(registers);
+    this.upstream = upstreamCallMetrics(registers);
+    this.upstreamShared = sharedCallMetrics(registers);
+    this.redisErrors = redisMetrics(registers);
+  }
+
+  observeOperation(operation: OperationRecord): void {
+    const operation_name = this.nameLabel(operation.name);
+    const operation_type = operation.type ?? 'unknown';
+    const { count, time, errors } = this.operations;
+    count(operation_name, operation_type, operation.errorCodes.length > 0 ? 'error' : 'success').inc();
+    time(operation_name, operation_type).observe(((operation.ended ?? operation.started) - operation.started) / 1000);
+    for (const code of operation.errorCodes) errors.inc({ operation_name, code });
+  }
+
+  observeUpstreamCall({ service, operation, method, shared }: UpstreamCall, outcome: UpstreamCallOutcome): void {
+    // A joined call sent nothing: the call it joined is counted, timed and its retries counted once.
+    if (shared) return;
+    const { count, time, retries, timeouts } = this.upstream;
+    count(
+      service,
+      operation,
+      method,
+      outcome.status === undefined ? 'none' : String(outcome.status),
+      OUTCOMES[outcome.failure ?? 'ok'],
+    ).inc();
+    time(service, operation, method).observe(outcome.durationMs / 1000);
+    if (outcome.retries > 0) retries.inc({ service, operation }, outcome.retries);
+    if (outcome.failure === 'timeout') timeouts.inc({ service, operation });
+  }
+
+  observeSharedCall({ service, operation }: { service: UpstreamService; operation: string }): void {
+    this.upstreamShared.inc({ service, operation });
+  }
+
+  observeRedisError(operation: string): void {
+    this.redisErrors.inc({ operation });
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    const { registry, clusterMetrics } = this;
+    if (clusterMetrics) return { contentType: registry.contentType, body: await clusterMetrics() };
+    // Two registries, one exposition: the names do not overlap.
+    const [own, process] = await Promise.all([registry.metrics(), processMetrics().metrics()]);
+    return { contentType: registry.contentType, body: `${own.trimEnd()}\n${process}` };
+  }
+
+  /** An operation's name as a label value: `anonymous` without one, `other` past {@link MAX_OPERATION_NAMES} names. */
+  private nameLabel(name: string | undefined): string {
     if (name === undefined) return 'anonymous';
-    if (knownNames.has(name)) return name;
-    if (knownNames.size >= MAX_OPERATION_NAMES) return 'other';
-    knownNames.add(name);
+    if (this.knownNames.has(name)) return name;
+    if (this.knownNames.size >= MAX_OPERATION_NAMES) return 'other';
+    this.knownNames.add(name);
     return name;
-  };
+  }
+}
 
-  // The label sets a request touches, kept by name: one map lookup per observation instead of
-  // prom-client hashing the labels each time (which showed in the profile of a 60-call request).
-  const operationCount = labelled((operation_name, operation_type, result) =>
-    operations.labels({ operation_name, operation_type, result }),
-  );
-  const operationTime = labelled((operation_name, operation_type) =>
-    operationDuration.labels({ operation_name, operation_type }),
-  );
-  const upstreamCount = labelled((service, operation, method, status, outcome) =>
-    upstreamRequests.labels({ service, operation, method, status, outcome }),
-  );
-  const upstreamTime = labelled((service, operation, method) =>
-    upstreamDuration.labels({ service, operation, method }),
-  );
-
-  return {
-    observeOperation(operation) {
-      const operation_name = nameLabel(operation.name);
-      const operation_type = operation.type ?? 'unknown';
-      operationCount(operation_name, operation_type, operation.errorCodes.length > 0 ? 'error' : 'success').inc();
-      operationTime(operation_name, operation_type).observe(
-        ((operation.ended ?? operation.started) - operation.started) / 1000,
-      );
-      for (const code of operation.errorCodes) errors.inc({ operation_name, code });
-    },
-    observeUpstreamCall({ service, operation, method, shared }, outcome) {
-      // A joined call sent nothing: the call it joined is counted, timed and its retries counted once.
-      if (shared) return;
-      upstreamCount(
-        service,
-        operation,
-        method,
-        outcome.status === undefined ? 'none' : String(outcome.status),
-        OUTCOMES[outcome.failure ?? 'ok'],
-      ).inc();
-      upstreamTime(service, operation, method).observe(outcome.durationMs / 1000);
-      if (outcome.retries > 0) upstreamRetries.inc({ service, operation }, outcome.retries);
-      if (outcome.failure === 'timeout') upstreamTimeouts.inc({ service, operation });
-    },
-    observeSharedCall({ service, operation }) {
-      upstreamShared.inc({ service, operation });
-    },
-    observeRedisError(operation) {
-      redisErrors.inc({ operation });
-    },
-    async render() {
-      if (clusterMetrics) return { contentType: registry.contentType, body: await clusterMetrics() };
-      // Two registries, one exposition: the names do not overlap.
-      const [own, process] = await Promise.all([registry.metrics(), processMetrics().metrics()]);
-      return { contentType: registry.contentType, body: `${own.trimEnd()}\n${process}` };
-    },
-  };
+/**
+ * Creates the metrics of one gateway, in a registry of its own. In a cluster worker,
+ * `clusterMetrics` gives the text of every worker's metrics summed by the primary (prom-client's
+ * cluster aggregation over what {@link workerMetrics} gives in each worker).
+ */
+export function createMetrics(clusterMetrics?: () => Promise<string>): Metrics {
+  return new GatewayMetrics(clusterMetrics);
 }

@@ -1,0 +1,143 @@
+/**
+ * What observability records of each request, in the order yoga's hooks make the observations:
+ * the request's record, its operations (counted and their spans ended once), its log line. The
+ * gateway's own HTTP lane (src/http/) makes the same observations itself.
+ */
+import type { ExecutionResult, OperationDefinitionNode } from 'graphql';
+import type { HeaderSource } from '../credentials.js';
+import { credentialSecrets } from '../secrets.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
+import { duringRequest, requestIdFrom, type OperationRecord, type RequestRecord } from './request-context.js';
+import { requestLogLine } from './request-log.js';
+import { endOperationSpan, nameOperationSpan, type Tracing } from './tracing.js';
+import type { RequestObservations } from './index.js';
+
+/** GraphQL names only: anything else a client puts in `operationName` stays out of metrics and logs. */
+const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,127}$/;
+
+/** `extensions.code` of each error of a result (or of each result of a batch); a stream has none to count here. */
+function errorCodes(result: unknown): string[] {
+  if (Array.isArray(result)) return result.flatMap(errorCodes);
+  if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return [];
+  const { errors } = result as ExecutionResult;
+  return (errors ?? []).map((error) => {
+    const code = error.extensions?.['code'];
+    return typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR';
+  });
+}
+
+/** The observations of every request of one gateway: its log, metrics and tracing. */
+export class RequestObserver implements RequestObservations {
+  /** whether debug lines are written: only then are headers and variables kept */
+  private readonly debug: boolean;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly metrics: Metrics | undefined,
+    private readonly tracing: Tracing | undefined,
+  ) {
+    this.debug = log.isLevelEnabled('debug');
+  }
+
+  /** A request starts: its record, current for everything that runs while it is served. */
+  beginRequest(
+    method: string,
+    path: string,
+    headers: HeaderSource,
+    allHeaders: () => Record<string, string | string[] | undefined>,
+  ): RequestRecord {
+    return {
+      id: requestIdFrom(headers.get('x-request-id')),
+      started: performance.now(),
+      method,
+      path,
+      operations: [],
+      upstream: [],
+      secrets: credentialSecrets(headers),
+      ...(this.tracing ? { traceParent: this.tracing.extract(headers) } : {}),
+      // Headers are only kept for a debug log, where the logger redacts the credentials among them.
+      ...(this.debug ? { headers: allHeaders() } : {}),
+    };
+  }
+
+  /** An operation of `request` starts. */
+  beginOperation(request: RequestRecord): OperationRecord {
+    const operation: OperationRecord = { started: performance.now(), errorCodes: [] };
+    if (this.tracing && request.traceParent) operation.span = this.tracing.startOperation(request.traceParent);
+    request.operations.push(operation);
+    return operation;
+  }
+
+  /** The operation's parameters are known: its name, and the secrets its variables carry. */
+  paramsRead(
+    request: RequestRecord,
+    operation: OperationRecord,
+    params: { operationName?: unknown; variables?: unknown },
+    secrets: readonly string[],
+  ): void {
+    if (typeof params.operationName === 'string' && GRAPHQL_NAME.test(params.operationName))
+      operation.name = params.operationName;
+    if (secrets.length > 0) request.secrets.push(...secrets);
+    // Variables are only kept for a debug log, and redacted there.
+    if (this.debug) operation.variables = params.variables;
+  }
+
+  /** The operation is about to execute: its type and its name as the document says. */
+  executing(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void {
+    if (!definition) return;
+    operation.type = definition.operation;
+    operation.name = definition.name?.value;
+  }
+
+  /**
+   * The result is ready to be sent: its errors are counted (the plugins before this one have given each
+   * its final code).
+   */
+  resultReady(request: RequestRecord, result: unknown): void {
+    const results = Array.isArray(result) ? result : [result];
+    // A request refused before any operation ran (unreadable body, no query) still counts its error.
+    if (request.operations.length === 0 && errorCodes(result).length > 0) {
+      request.operations.push({ started: request.started, ended: performance.now(), errorCodes: [] });
+    }
+    request.operations.forEach((operation, index) => {
+      operation.errorCodes = errorCodes(request.operations.length === results.length ? results[index] : result);
+      this.finishOperation(operation);
+    });
+  }
+
+  /** A request refused before it was read (a rate limit): counted and logged without building an error. */
+  refused(request: RequestRecord, code: string): void {
+    request.operations.push({ started: request.started, ended: performance.now(), errorCodes: [code] });
+  }
+
+  /** The response is ready: the request's log line. The caller sends `x-request-id: request.id` with it. */
+  responseReady(request: RequestRecord, status: number): void {
+    // An operation whose result was never processed (its request failed on the way) is finished here.
+    for (const operation of request.operations) this.finishOperation(operation);
+    const line = requestLogLine(request, status);
+    // Probes come every few seconds; they are only worth a line when debugging.
+    const probe =
+      request.method === 'GET' &&
+      (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
+    duringRequest(request, () =>
+      probe ? this.log.debug(line.fields, line.message) : this.log.info(line.fields, line.message),
+    );
+  }
+
+  /** writes log lines (synchronously, in `write`) as lines of `request`: with its id, its secrets redacted */
+  readonly logging = duringRequest;
+
+  /** Counts an operation and ends its span, once. */
+  private finishOperation(operation: OperationRecord): void {
+    if (operation.finished) return;
+    operation.finished = true;
+    operation.ended ??= performance.now();
+    this.metrics?.observeOperation(operation);
+    if (operation.span) {
+      nameOperationSpan(operation.span, operation);
+      endOperationSpan(operation.span, operation.errorCodes, operation.ended);
+    }
+  }
+}

@@ -57,152 +57,181 @@ export type PrimaryOptions = {
 
 /** Runs the primary until it is stopped by a signal. */
 export function runPrimary(options: PrimaryOptions): void {
-  const { log } = options;
-  const buckets = createMemoryRateLimitStore();
-  const started = new Map<Worker, number>();
+  new Primary(options).start();
+}
+
+/**
+ * The primary's state: the workers it started (and which of them serve), their restarts with
+ * back-off, the stop and its deadline, and the metrics collections under way.
+ */
+class Primary {
+  private readonly log: Logger;
+  private readonly buckets = createMemoryRateLimitStore();
+  private readonly started = new Map<Worker, number>();
   // The workers that listen: a worker still starting has no metrics yet, and would not answer.
-  const serving = new Set<Worker>();
-  const collecting = new Map<number, (worker: Worker, message: CollectedMessage) => void>();
-  let collections = 0;
-  let deathsInARow = 0;
-  let listening = 0;
-  let stopping = false;
+  private readonly serving = new Set<Worker>();
+  private readonly collecting = new Map<number, (worker: Worker, message: CollectedMessage) => void>();
+  private collections = 0;
+  private deathsInARow = 0;
+  private listening = 0;
+  private stopping = false;
   /** workers that did not stop cleanly (their exit code was not 0) */
-  let failedStops = 0;
+  private failedStops = 0;
 
-  const send = (worker: Worker, message: ToWorker) => {
+  constructor(private readonly options: PrimaryOptions) {
+    this.log = options.log;
+  }
+
+  /** Listens to the workers and the stop signals, and forks the workers. */
+  start(): void {
+    cluster.on('message', (worker, message: unknown) => this.onMessage(worker, message));
+    cluster.on('exit', (worker, code, signal) => this.onExit(worker, code, signal));
+    process.on('SIGTERM', () => this.stop('SIGTERM'));
+    process.on('SIGINT', () => this.stop('SIGINT'));
+
+    for (let index = 0; index < this.options.workers; index += 1) this.fork();
+  }
+
+  private send(worker: Worker, message: ToWorker): void {
     if (worker.isConnected()) worker.send(message);
-  };
+  }
 
-  const fork = () => {
-    started.set(cluster.fork(), Date.now());
-  };
+  private fork(): void {
+    this.started.set(cluster.fork(), Date.now());
+  }
 
-  /** Every serving worker's metrics, summed by prom-client's cluster aggregation. */
-  const sumMetrics = async (): Promise<string> => {
-    const id = (collections += 1);
-    const asked = [...serving].filter((worker) => worker.isConnected());
-    const answered = new Set<Worker>();
-    const metrics: MetricsJson[] = [];
-    await new Promise<void>((resolve) => {
-      if (asked.length === 0) return resolve();
-      const timer = setTimeout(() => {
-        collecting.delete(id);
-        const missing = asked.filter((worker) => !answered.has(worker)).map((worker) => worker.process.pid ?? '?');
-        log.warn(
-          { workers: missing },
-          `/metrics without worker(s) ${missing.join(', ')}: no answer within ${COLLECT_TIMEOUT_MS} ms`,
-        );
-        resolve();
-      }, COLLECT_TIMEOUT_MS);
-      collecting.set(id, (worker, message) => {
-        answered.add(worker);
-        if (message.metrics) metrics.push(...message.metrics);
-        else
-          log.warn(
-            { worker: worker.process.pid },
-            `/metrics without worker ${worker.process.pid ?? '?'}: ${message.error ?? 'no metrics'}`,
-          );
-        if (answered.size < asked.length) return;
-        clearTimeout(timer);
-        collecting.delete(id);
-        resolve();
-      });
-      for (const worker of asked) send(worker, { type: 'gateway:collect', id });
-    });
-    return AggregatorRegistry.aggregate(metrics).metrics();
-  };
-
-  cluster.on('message', (worker, message: unknown) => {
+  private onMessage(worker: Worker, message: unknown): void {
     if (isMessage<ReadyMessage>(message, 'gateway:ready')) {
-      send(worker, { type: 'gateway:start', ...options.upstreams });
+      this.send(worker, { type: 'gateway:start', ...this.options.upstreams });
     } else if (isMessage<TakeMessage>(message, 'gateway:take')) {
-      void Promise.resolve(buckets.take(message.key, { perMinute: message.perMinute }, message.now)).then((take) =>
-        send(worker, { type: 'gateway:taken', id: message.id, take }),
+      void Promise.resolve(this.buckets.take(message.key, { perMinute: message.perMinute }, message.now)).then((take) =>
+        this.send(worker, { type: 'gateway:taken', id: message.id, take }),
       );
     } else if (isMessage<MetricsMessage>(message, 'gateway:metrics')) {
-      sumMetrics().then(
-        (text) => send(worker, { type: 'gateway:metrics-answer', id: message.id, text }),
+      this.sumMetrics().then(
+        (text) => this.send(worker, { type: 'gateway:metrics-answer', id: message.id, text }),
         (error: unknown) =>
-          send(worker, {
+          this.send(worker, {
             type: 'gateway:metrics-answer',
             id: message.id,
             error: error instanceof Error ? error.message : 'failed',
           }),
       );
     } else if (isMessage<CollectedMessage>(message, 'gateway:collected')) {
-      collecting.get(message.id)?.(worker, message);
+      this.collecting.get(message.id)?.(worker, message);
     } else if (isMessage<ListeningMessage>(message, 'gateway:listening')) {
-      serving.add(worker);
+      this.serving.add(worker);
       // Ready once every worker is: before that, all connections would land on the first ones.
-      listening += 1;
-      if (listening === options.workers) options.onListening(message.port);
-      if (listening > options.workers)
-        log.info({ worker: worker.process.pid }, `worker ${worker.process.pid ?? '?'} is serving`);
+      this.listening += 1;
+      if (this.listening === this.options.workers) this.options.onListening(message.port);
+      if (this.listening > this.options.workers)
+        this.log.info({ worker: worker.process.pid }, `worker ${worker.process.pid ?? '?'} is serving`);
     }
-  });
+  }
 
-  cluster.on('exit', (worker, code, signal) => {
-    const lived = Date.now() - (started.get(worker) ?? Date.now());
-    started.delete(worker);
-    serving.delete(worker);
-    if (stopping) {
-      if (code !== 0) {
-        failedStops += 1;
-        log.warn(
-          { worker: worker.process.pid, exitCode: code, signal },
-          `worker ${worker.process.pid ?? '?'} did not stop cleanly (${signal ?? `code ${code}`})`,
+  /** Every serving worker's metrics, summed by prom-client's cluster aggregation. */
+  private async sumMetrics(): Promise<string> {
+    const id = (this.collections += 1);
+    const asked = [...this.serving].filter((worker) => worker.isConnected());
+    const answered = new Set<Worker>();
+    const metrics: MetricsJson[] = [];
+    await new Promise<void>((resolve) => {
+      if (asked.length === 0) return resolve();
+      const timer = setTimeout(() => {
+        this.collecting.delete(id);
+        const missing = asked.filter((worker) => !answered.has(worker)).map((worker) => worker.process.pid ?? '?');
+        this.log.warn(
+          { workers: missing },
+          `/metrics without worker(s) ${missing.join(', ')}: no answer within ${COLLECT_TIMEOUT_MS} ms`,
         );
-      }
-      if (started.size === 0) stopped();
-      return;
+        resolve();
+      }, COLLECT_TIMEOUT_MS);
+      this.collecting.set(id, (worker, message) => {
+        answered.add(worker);
+        if (message.metrics) metrics.push(...message.metrics);
+        else
+          this.log.warn(
+            { worker: worker.process.pid },
+            `/metrics without worker ${worker.process.pid ?? '?'}: ${message.error ?? 'no metrics'}`,
+          );
+        if (answered.size < asked.length) return;
+        clearTimeout(timer);
+        this.collecting.delete(id);
+        resolve();
+      });
+      for (const worker of asked) this.send(worker, { type: 'gateway:collect', id });
+    });
+    return AggregatorRegistry.aggregate(metrics).metrics();
+  }
+
+  private onExit(worker: Worker, code: number, signal: string): void {
+    const lived = Date.now() - (this.started.get(worker) ?? Date.now());
+    this.started.delete(worker);
+    this.serving.delete(worker);
+    if (this.stopping) this.exitedInStop(worker, code, signal);
+    else this.restart(worker, code, signal, lived);
+  }
+
+  /** A worker ended during the stop: counted when it did not stop cleanly; the last one ends the stop. */
+  private exitedInStop(worker: Worker, code: number, signal: string): void {
+    if (code !== 0) {
+      this.failedStops += 1;
+      this.log.warn(
+        { worker: worker.process.pid, exitCode: code, signal },
+        `worker ${worker.process.pid ?? '?'} did not stop cleanly (${signal ?? `code ${code}`})`,
+      );
     }
-    deathsInARow = lived >= STABLE_AFTER_MS ? 1 : deathsInARow + 1;
-    const delayMs = Math.min(RESTART_DELAY_MAX_MS, RESTART_DELAY_MS * 2 ** (deathsInARow - 1));
-    log.warn(
+    if (this.started.size === 0) this.stopped();
+  }
+
+  /** A worker died while the primary runs: another is forked after the back-off. */
+  private restart(worker: Worker, code: number, signal: string, lived: number): void {
+    this.deathsInARow = lived >= STABLE_AFTER_MS ? 1 : this.deathsInARow + 1;
+    const delayMs = Math.min(RESTART_DELAY_MAX_MS, RESTART_DELAY_MS * 2 ** (this.deathsInARow - 1));
+    this.log.warn(
       { worker: worker.process.pid, exitCode: code, signal, livedMs: lived, restartInMs: delayMs },
       `worker ${worker.process.pid ?? '?'} exited (${signal ?? `code ${code}`}) after ${Math.round(lived / 1000)} s; ` +
         `starting another in ${delayMs} ms`,
     );
     setTimeout(() => {
-      if (!stopping) fork();
+      if (!this.stopping) this.fork();
     }, delayMs);
-  });
+  }
 
   /** Every worker has exited: what the primary started itself closes (the emulator), then it exits. */
-  const stopped = () => {
-    options.onStopped().then(
-      () => options.exit(failedStops === 0 ? 0 : 1),
+  private stopped(): void {
+    this.options.onStopped().then(
+      () => this.options.exit(this.failedStops === 0 ? 0 : 1),
       (error: unknown) => {
-        log.error({ err: error }, `the stop failed: ${error instanceof Error ? error.message : String(error)}`);
-        options.exit(1);
+        this.log.error({ err: error }, `the stop failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.exit(1);
       },
     );
-  };
+  }
 
-  const stop = (signal: string) => {
-    const cut = stopping;
-    stopping = true;
-    log.info(`${signal}${cut ? ' again' : ''}: ${cut ? 'cutting' : 'draining'} ${started.size} worker(s)`);
+  private stop(signal: string): void {
+    const cut = this.stopping;
+    this.stopping = true;
+    this.log.info(`${signal}${cut ? ' again' : ''}: ${cut ? 'cutting' : 'draining'} ${this.started.size} worker(s)`);
     const message: StopMessage = { type: 'gateway:stop', cut };
-    for (const worker of started.keys()) send(worker, message);
-    if (started.size === 0 && !cut) stopped();
+    for (const worker of this.started.keys()) this.send(worker, message);
+    if (this.started.size === 0 && !cut) this.stopped();
     if (cut) return;
     // Armed as the stop begins, and cleared by nothing: a worker that cannot end itself (stuck) and
     // anything of the primary's own that hangs are cut here.
-    setTimeout(() => {
-      const left = [...started.keys()];
-      log.error(
-        `the stop did not end within ${options.stopDeadlineMs} ms ` +
-          `(SHUTDOWN_GRACE_MS + ${options.stopDeadlineMs - options.shutdownGraceMs} ms)` +
-          `${left.length > 0 ? `: killing ${left.length} worker(s)` : ''}; exiting with code 1`,
-      );
-      for (const worker of left) worker.process.kill('SIGKILL');
-      options.exit(1);
-    }, options.stopDeadlineMs);
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+    setTimeout(() => this.missedDeadline(), this.options.stopDeadlineMs);
+  }
 
-  for (let index = 0; index < options.workers; index += 1) fork();
+  /** The stop did not end by its deadline: the workers still running are killed, and the primary exits 1. */
+  private missedDeadline(): void {
+    const { stopDeadlineMs, shutdownGraceMs } = this.options;
+    const left = [...this.started.keys()];
+    this.log.error(
+      `the stop did not end within ${stopDeadlineMs} ms ` +
+        `(SHUTDOWN_GRACE_MS + ${stopDeadlineMs - shutdownGraceMs} ms)` +
+        `${left.length > 0 ? `: killing ${left.length} worker(s)` : ''}; exiting with code 1`,
+    );
+    for (const worker of left) worker.process.kill('SIGKILL');
+    this.options.exit(1);
+  }
 }

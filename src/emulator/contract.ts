@@ -309,12 +309,27 @@ function securityChecks(root: Record<string, unknown>, area: Area): Map<string, 
   );
 }
 
-async function loadArea(area: Area): Promise<AreaContract> {
+/** An area's document as read: the area (for messages) and the document's root (for references). */
+type AreaDocument = { area: Area; root: Record<string, unknown> };
+
+/** Compiles a parameter's or body's schema, its component references pointing at the document's. */
+type CompileSchema = (schema: unknown) => ValidateFunction;
+
+/** What compiling the operations of a document needs: the document, its schemas and its security schemes. */
+type AreaCompiler = AreaDocument & { compileSchema: CompileSchema; credentials: Map<string, CredentialCheck> };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+
+/** Reads and parses an area's document; one without paths stops the start. */
+async function readDocument(area: Area): Promise<{ root: Record<string, unknown>; paths: Record<string, unknown> }> {
   const root: unknown = parse(await readFile(DOCUMENTS[area], 'utf8'));
   if (!isRecord(root) || !isRecord(root['paths'])) throw documentError(area, 'no paths');
-  const paths = root['paths'];
-  const components = isRecord(root['components']) ? root['components'] : {};
+  return { root, paths: root['paths'] };
+}
 
+/** An Ajv instance that knows the document's component schemas, as a compiler of the schemas that use them. */
+function schemaCompiler({ area, root }: AreaDocument): CompileSchema {
+  const components = isRecord(root['components']) ? root['components'] : {};
   const ajv = new Ajv({ strict: true, allErrors: false, verbose: true });
   formats.default(ajv, ['date-time', 'int32', 'int64', 'binary']);
   // Annotations of OpenAPI schema objects that JSON Schema does not define.
@@ -323,153 +338,200 @@ async function loadArea(area: Area): Promise<AreaContract> {
   // The component schemas, registered once; the schemas of parameters and bodies reach them through rebase().
   const id = `${area}.openapi.yaml`;
   ajv.addSchema({ $id: id, definitions: rebase(components['schemas'] ?? {}, '') });
-  const compileSchema = (schema: unknown): ValidateFunction =>
+  return (schema: unknown): ValidateFunction =>
     ajv.compile(isRecord(schema) ? (rebase(schema, id) as Record<string, unknown>) : {});
+}
 
-  const credentials = securityChecks(root, area);
-  const defaultSecurity = Array.isArray(root['security']) ? root['security'] : [];
+/** An operation's parameters, `raw` being the path item's followed by the operation's own. */
+function compileParameters(
+  { area, root, compileSchema }: AreaCompiler,
+  operationId: string,
+  raw: unknown[],
+): CompiledParameter[] {
+  // Parameters: the path item's, overridden by the operation's of the same name and place.
+  const declared = new Map<string, Record<string, unknown>>();
+  for (const item of raw) {
+    const parameter = deref(root, item, area);
+    declared.set(`${String(parameter['in'])}:${String(parameter['name'])}`, parameter);
+  }
+  return [...declared.values()].map((item) => {
+    const parameter = item as ParameterObject;
+    if (parameter.in !== 'path' && parameter.in !== 'query' && parameter.in !== 'header') {
+      throw documentError(area, `${operationId}: ${parameter.in} parameters are not supported by the emulator`);
+    }
+    const schema = parameter.schema ?? {};
+    return {
+      name: parameter.name,
+      in: parameter.in,
+      required: parameter.in === 'path' || parameter.required === true,
+      // Form style (the default in a query) explodes by default: one repeated parameter per item.
+      explode: parameter.explode ?? (parameter.style ?? 'form') === 'form',
+      schema,
+      validate: compileSchema(schema),
+    };
+  });
+}
+
+/** An operation's request body, one entry per media type it takes. */
+function compileBodies({ area, root, compileSchema }: AreaCompiler, raw: unknown): CompiledBody[] {
+  const requestBody = raw === undefined ? undefined : (deref(root, raw, area) as RequestBodyObject);
+  return Object.entries(requestBody?.content ?? {}).map(([mediaType, media]) => ({
+    mediaType: mediaType.toLowerCase(),
+    format: FORMATS_BY_MEDIA_TYPE[mediaType.toLowerCase()],
+    schema: media.schema,
+    validate: media.schema === undefined ? undefined : compileSchema(media.schema),
+  }));
+}
+
+/** An operation's `security` as credential checks; an unknown scheme stops the start. */
+function compileSecurity(
+  { area, credentials }: AreaCompiler,
+  operationId: string,
+  requirements: readonly unknown[],
+): CredentialCheck[][] {
+  // Alternatives (any one will do), each a set of schemes that must all be present.
+  return requirements.map((requirement: unknown) =>
+    Object.keys(isRecord(requirement) ? requirement : {}).map(
+      (name) =>
+        credentials.get(name) ??
+        ((): never => {
+          throw documentError(area, `${operationId}: unknown security scheme ${name}`);
+        })(),
+    ),
+  );
+}
+
+/** The 401 error when the headers meet none of the alternatives of `security`. */
+function checkCredential(security: CredentialCheck[][], headers: Record<string, string>): HttpError | undefined {
+  if (security.length === 0 || security.some((schemes) => schemes.every((scheme) => scheme.check(headers))))
+    return undefined;
+  const wanted = security.map((schemes) => schemes.map((scheme) => scheme.words).join(' and ')).join(' or ');
+  const challenge = security.some((schemes) => schemes.some((scheme) => scheme.bearer))
+    ? { 'www-authenticate': 'Bearer' }
+    : undefined;
+  // The message names what is missing and never repeats a received value.
+  return apiError(401, `Missing credential: ${wanted} is required`, challenge);
+}
+
+/** One operation of the document, compiled. */
+function compileOperation(
+  compiler: AreaCompiler,
+  operationId: string,
+  operation: OperationObject,
+  sharedParameters: unknown[],
+  security: readonly unknown[],
+): OperationContract {
+  const parameters = compileParameters(compiler, operationId, [...sharedParameters, ...(operation.parameters ?? [])]);
+  const bodies = compileBodies(compiler, operation.requestBody);
+  const schemes = compileSecurity(compiler, operationId, security);
+  return {
+    operationId,
+    checkCredential: (headers) => checkCredential(schemes, headers),
+    validate(input) {
+      for (const parameter of parameters) {
+        const failure = validateParameter(compiler, parameter, input);
+        if (failure !== undefined) return badRequest(compiler.area, failure);
+      }
+      return validateBody(compiler, bodies, input);
+    },
+  };
+}
+
+async function loadArea(area: Area): Promise<AreaContract> {
+  const { root, paths } = await readDocument(area);
+  const compileSchema = schemaCompiler({ area, root });
+  const compiler: AreaCompiler = { area, root, compileSchema, credentials: securityChecks(root, area) };
+  const defaultSecurity: unknown[] = Array.isArray(root['security']) ? root['security'] : [];
   const operations = new Map<string, OperationContract>();
 
   for (const [path, rawItem] of Object.entries(paths)) {
     const item = deref(root, rawItem, area);
     const shared: unknown[] = Array.isArray(item['parameters']) ? (item['parameters'] as unknown[]) : [];
-    for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']) {
+    for (const method of METHODS) {
       const rawOperation = item[method];
       if (!isRecord(rawOperation)) continue;
       // The operation object is the project's own; its parts are checked as they are read.
       const operation = rawOperation as OperationObject;
       const operationId = operation.operationId ?? `${method.toUpperCase()} ${path}`;
-
-      // Parameters: the path item's, overridden by the operation's of the same name and place.
-      const declared = new Map<string, Record<string, unknown>>();
-      for (const raw of [...shared, ...(operation.parameters ?? [])]) {
-        const parameter = deref(root, raw, area);
-        declared.set(`${String(parameter['in'])}:${String(parameter['name'])}`, parameter);
-      }
-      const parameters: CompiledParameter[] = [...declared.values()].map((raw) => {
-        const parameter = raw as ParameterObject;
-        if (parameter.in !== 'path' && parameter.in !== 'query' && parameter.in !== 'header') {
-          throw documentError(area, `${operationId}: ${parameter.in} parameters are not supported by the emulator`);
-        }
-        const schema = parameter.schema ?? {};
-        return {
-          name: parameter.name,
-          in: parameter.in,
-          required: parameter.in === 'path' || parameter.required === true,
-          // Form style (the default in a query) explodes by default: one repeated parameter per item.
-          explode: parameter.explode ?? (parameter.style ?? 'form') === 'form',
-          schema,
-          validate: compileSchema(schema),
-        };
-      });
-
-      const requestBody =
-        operation.requestBody === undefined
-          ? undefined
-          : (deref(root, operation.requestBody, area) as RequestBodyObject);
-      const bodies: CompiledBody[] = Object.entries(requestBody?.content ?? {}).map(([mediaType, media]) => ({
-        mediaType: mediaType.toLowerCase(),
-        format: FORMATS_BY_MEDIA_TYPE[mediaType.toLowerCase()],
-        schema: media.schema,
-        validate: media.schema === undefined ? undefined : compileSchema(media.schema),
-      }));
-
-      // Alternatives (any one will do), each a set of schemes that must all be present.
-      const security = (operation.security ?? defaultSecurity).map((requirement: unknown) =>
-        Object.keys(isRecord(requirement) ? requirement : {}).map(
-          (name) =>
-            credentials.get(name) ??
-            ((): never => {
-              throw documentError(area, `${operationId}: unknown security scheme ${name}`);
-            })(),
-        ),
+      const security = operation.security ?? defaultSecurity;
+      operations.set(
+        `${method.toUpperCase()} ${path}`,
+        compileOperation(compiler, operationId, operation, shared, security),
       );
-
-      operations.set(`${method.toUpperCase()} ${path}`, {
-        operationId,
-        checkCredential(headers) {
-          if (security.length === 0 || security.some((schemes) => schemes.every((scheme) => scheme.check(headers))))
-            return undefined;
-          const wanted = security.map((schemes) => schemes.map((scheme) => scheme.words).join(' and ')).join(' or ');
-          const challenge = security.some((schemes) => schemes.some((scheme) => scheme.bearer))
-            ? { 'www-authenticate': 'Bearer' }
-            : undefined;
-          // The message names what is missing and never repeats a received value.
-          return apiError(401, `Missing credential: ${wanted} is required`, challenge);
-        },
-        validate(input) {
-          for (const parameter of parameters) {
-            const failure = validateParameter(parameter, input);
-            if (failure !== undefined) return badRequest(area, failure);
-          }
-          return validateBody(bodies, input);
-        },
-      });
     }
-  }
-
-  function validateParameter(parameter: CompiledParameter, input: ContractInput): string | undefined {
-    const place = `${parameter.in} parameter ${parameter.name}`;
-    const schema = effective(root, parameter.schema, area);
-    const itemSchema = effective(root, schema.items, area);
-    // Empty values count as not given, as the operations read them.
-    let texts: string[];
-    if (parameter.in === 'query') {
-      const all = input.query.getAll(parameter.name);
-      texts = (schema.type === 'array' && !parameter.explode ? all.flatMap((value) => value.split(',')) : all)
-        .map((value) => value.trim())
-        .filter((value) => value !== '');
-    } else {
-      const value =
-        parameter.in === 'path' ? input.params[parameter.name] : input.headers[parameter.name.toLowerCase()];
-      texts = value === undefined || value === '' ? [] : [value];
-    }
-    if (texts.length === 0) return parameter.required ? wording.other(`${place} is required`) : undefined;
-
-    const [first = ''] = texts;
-    const value = schema.type === 'array' ? texts.map((text) => fromText(itemSchema, text)) : fromText(schema, first);
-    if (parameter.validate(value)) return undefined;
-    const [error] = parameter.validate.errors ?? [];
-    if (error === undefined) return wording.other(`${place} is invalid`);
-    const failing = schema.type === 'array' ? itemSchema : schema;
-    if (error.keyword === 'type' && failing.type === 'integer')
-      return wording.conversion(String(error.data), failing.format);
-    if (error.keyword === 'enum' && parameter.in === 'query')
-      return wording.enumeration(parameter.name, error.data, allowedValues(error));
-    return wording.other(`${place}${jsonPath(error.instancePath)} ${describe(error)}`);
-  }
-
-  function validateBody(bodies: CompiledBody[], input: ContractInput): HttpError | undefined {
-    if (bodies.length === 0) return undefined;
-    const mediaType = mediaTypeOf(input.headers['content-type']);
-    const body = bodies.find((candidate) => candidate.mediaType === mediaType);
-    const sentSomething = input.body.length > 0;
-    if (body === undefined) {
-      // A body in a media type the operation does not take; no body at all is the operation's to answer.
-      return sentSomething ? apiError(415, 'HTTP 415 Unsupported Media Type') : undefined;
-    }
-    if (body.format === undefined || body.validate === undefined) return undefined;
-    let tree: unknown;
-    try {
-      tree = decodeBody(input.body, input.headers['content-type'], [body.format]);
-    } catch (error) {
-      // A body that cannot be parsed at all is left to the operation, which answers it in the reference server's words.
-      if (error instanceof UnreadableBody) return undefined;
-      if (error instanceof HttpError) return error;
-      throw error;
-    }
-    // No body: whether one is needed is the operation's to answer, in the reference server's words.
-    if (tree === undefined) return undefined;
-    const value = body.format === 'json' ? plainJson(tree) : fromTextTree(root, body.schema, tree, area);
-    if (body.validate(value)) return undefined;
-    const [error] = body.validate.errors ?? [];
-    if (error === undefined) return badRequest(area, wording.other('body is invalid'));
-    if (error.keyword === 'required' && error.instancePath === '')
-      return badRequest(area, wording.required(area, String(error.params['missingProperty'])));
-    return badRequest(area, wording.other(`body${jsonPath(error.instancePath)} ${describe(error)}`));
   }
 
   return { operation: (path, method) => operations.get(`${method.toUpperCase()} ${path}`) };
+}
+
+/** The message for a parameter that is missing or does not fit the document, if one does not. */
+function validateParameter(
+  { area, root }: AreaDocument,
+  parameter: CompiledParameter,
+  input: ContractInput,
+): string | undefined {
+  const place = `${parameter.in} parameter ${parameter.name}`;
+  const schema = effective(root, parameter.schema, area);
+  const itemSchema = effective(root, schema.items, area);
+  // Empty values count as not given, as the operations read them.
+  let texts: string[];
+  if (parameter.in === 'query') {
+    const all = input.query.getAll(parameter.name);
+    texts = (schema.type === 'array' && !parameter.explode ? all.flatMap((value) => value.split(',')) : all)
+      .map((value) => value.trim())
+      .filter((value) => value !== '');
+  } else {
+    const value = parameter.in === 'path' ? input.params[parameter.name] : input.headers[parameter.name.toLowerCase()];
+    texts = value === undefined || value === '' ? [] : [value];
+  }
+  if (texts.length === 0) return parameter.required ? wording.other(`${place} is required`) : undefined;
+
+  const [first = ''] = texts;
+  const value = schema.type === 'array' ? texts.map((text) => fromText(itemSchema, text)) : fromText(schema, first);
+  if (parameter.validate(value)) return undefined;
+  const [error] = parameter.validate.errors ?? [];
+  if (error === undefined) return wording.other(`${place} is invalid`);
+  const failing = schema.type === 'array' ? itemSchema : schema;
+  if (error.keyword === 'type' && failing.type === 'integer')
+    return wording.conversion(String(error.data), failing.format);
+  if (error.keyword === 'enum' && parameter.in === 'query')
+    return wording.enumeration(parameter.name, error.data, allowedValues(error));
+  return wording.other(`${place}${jsonPath(error.instancePath)} ${describe(error)}`);
+}
+
+/** The 400 or 415 error for a body that does not fit the document, if it does not. */
+function validateBody(
+  { area, root }: AreaDocument,
+  bodies: CompiledBody[],
+  input: ContractInput,
+): HttpError | undefined {
+  if (bodies.length === 0) return undefined;
+  const mediaType = mediaTypeOf(input.headers['content-type']);
+  const body = bodies.find((candidate) => candidate.mediaType === mediaType);
+  const sentSomething = input.body.length > 0;
+  if (body === undefined) {
+    // A body in a media type the operation does not take; no body at all is the operation's to answer.
+    return sentSomething ? apiError(415, 'HTTP 415 Unsupported Media Type') : undefined;
+  }
+  if (body.format === undefined || body.validate === undefined) return undefined;
+  let tree: unknown;
+  try {
+    tree = decodeBody(input.body, input.headers['content-type'], [body.format]);
+  } catch (error) {
+    // A body that cannot be parsed at all is left to the operation, which answers it in the reference server's words.
+    if (error instanceof UnreadableBody) return undefined;
+    if (error instanceof HttpError) return error;
+    throw error;
+  }
+  // No body: whether one is needed is the operation's to answer, in the reference server's words.
+  if (tree === undefined) return undefined;
+  const value = body.format === 'json' ? plainJson(tree) : fromTextTree(root, body.schema, tree, area);
+  if (body.validate(value)) return undefined;
+  const [error] = body.validate.errors ?? [];
+  if (error === undefined) return badRequest(area, wording.other('body is invalid'));
+  if (error.keyword === 'required' && error.instancePath === '')
+    return badRequest(area, wording.required(area, String(error.params['missingProperty'])));
+  return badRequest(area, wording.other(`body${jsonPath(error.instancePath)} ${describe(error)}`));
 }
 
 /** Ajv's words for a failure, with the allowed values of an enum. */

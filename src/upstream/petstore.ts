@@ -69,12 +69,10 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
   // The reference server answers in XML only when Accept is exactly `application/xml`.
   const accept = options.accept === 'xml' ? 'application/xml' : 'application/json';
   const store: Store = { client, accept, bodyFormat: options.bodyFormat };
-  return {
-    ...petOperations(store),
-    ...inventoryOperations(store),
-    ...orderOperations(store),
-    ...userOperations(store),
-  };
+  // Every request builds one (its context's upstreams). The groups' methods are added to the first
+  // group's object: spread into a fresh literal instead, a request cost 30% more CPU (A/B of the
+  // compiled gateway, one pet by id: 0.275 against 0.212 ms); this way, within the noise of one literal.
+  return Object.assign(petOperations(store), inventoryOperations(store), orderOperations(store), userOperations(store));
 }
 
 /** What every operation is sent with: the client, and the configured formats. */

@@ -32,6 +32,7 @@ import { unexpectedError } from '../errors.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { RequestRecord, RequestScope } from '../observability/request-context.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
+import { canonicalMediaType } from '../security/request-body.js';
 import { clientAddress, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
@@ -165,17 +166,14 @@ export function acceptedMediaType(accept: string | undefined): ResultMediaType |
   return undefined;
 }
 
-/** True for `application/json`, with no charset or UTF-8. */
+/** True for `application/json`, in any spelling, with no charset or UTF-8. */
 function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   if (contentType === 'application/json') return true;
-  const [type = '', ...parameters] = contentType
-    .toLowerCase()
-    .split(';')
-    .map((part) => part.trim());
+  const [type, ...parameters] = canonicalMediaType(contentType).split('; ');
   return (
     type === 'application/json' &&
-    parameters.every((parameter) => !parameter.startsWith('charset=') || parameter === 'charset=utf-8')
+    parameters.every((parameter) => !parameter.startsWith('charset=') || parameter.toLowerCase() === 'charset=utf-8')
   );
 }
 

@@ -18,6 +18,28 @@ export type BodyLimits = {
 
 const CONTENT_LENGTH = /^\d+$/;
 
+/**
+ * A Content-Type value in one spelling: the media type in lower case, each parameter trimmed and
+ * written `; name=value` (names in lower case). Media types are case-insensitive and may have
+ * whitespace around `;` (RFC 9110, 8.3.1): `Application/JSON ; charset=UTF-8` is
+ * `application/json; charset=UTF-8`, which yoga's parsers, comparing text, then recognise. The
+ * HTTP front decides with the same function which bodies it reads as JSON.
+ */
+export function canonicalMediaType(value: string): string {
+  const [type = '', ...parameters] = value.split(';');
+  let canonical = type.trim().toLowerCase();
+  for (const parameter of parameters) {
+    const at = parameter.indexOf('=');
+    const trimmed = parameter.trim();
+    if (trimmed === '') continue;
+    canonical +=
+      at < 0
+        ? `; ${trimmed.toLowerCase()}`
+        : `; ${parameter.slice(0, at).trim().toLowerCase()}=${parameter.slice(at + 1).trim()}`;
+  }
+  return canonical;
+}
+
 function tooLarge(limit: number) {
   return codedError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes`, { status: 413 });
 }
@@ -91,6 +113,13 @@ async function unreadable<T>(parse: () => T | Promise<T>): Promise<T> {
  */
 export function useRequestBodyLimits(limits: BodyLimits): Plugin {
   return {
+    onRequest({ request }) {
+      // Before yoga's parsers choose one by the Content-Type's text (see canonicalMediaType).
+      const contentType = request.headers.get('content-type');
+      if (contentType === null) return;
+      const canonical = canonicalMediaType(contentType);
+      if (canonical !== contentType) request.headers.set('content-type', canonical);
+    },
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (request.method !== 'GET' && request.method !== 'POST') return;
       if (!requestParser) {

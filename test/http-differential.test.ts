@@ -1,0 +1,152 @@
+/**
+ * The gateway's node:http front and yoga answer alike. Each request of a generated corpus
+ * (test/helpers/http-corpus.ts: more than a thousand, across methods, Content-Type spellings and
+ * charsets, Accept lists with q-values, body shapes, GraphQL errors, limits, GET with and without
+ * the CSRF header, credentials, compression, CORS preflights and Origins) is sent over HTTP to the
+ * handler `main.ts` serves and, as a Fetch request, to `yoga.fetch`; both must give the same
+ * status, the same headers (the date, the request id and the transport's framing aside) and the
+ * same bytes. A fast-check property does the same with random header values.
+ */
+import fc from 'fast-check';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../src/emulator/server.js';
+import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
+import { httpCorpus, type CorpusRequest } from './helpers/http-corpus.js';
+import { listen, stop, testConfig } from './helpers/stack.js';
+import { startUpstream } from './helpers/upstream.js';
+
+/** Headers that say when or over which connection an answer was sent, not what it is. */
+const TRANSPORT_HEADERS = new Set([
+  'date',
+  'x-request-id',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+]);
+
+/** What an answer is: its status, its headers but those above, its bytes. */
+type Answer = { status: number; headers: Record<string, string>; body: string };
+
+function comparable(status: number, headers: Iterable<[string, string]>, body: Buffer): Answer {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of headers) if (!TRANSPORT_HEADERS.has(name.toLowerCase())) kept[name.toLowerCase()] = value;
+  return { status, headers: kept, body: body.toString('base64') };
+}
+
+/** A gateway served over HTTP on a free loopback port, and a way to ask it both ways. */
+type Served = { gateway: Gateway; url: string; close(): Promise<void> };
+
+async function serve(config: GatewayConfig): Promise<Served> {
+  const gateway = createGateway(config);
+  const { server, url } = await listen(gateway.handler);
+  return {
+    gateway,
+    url,
+    close: async () => {
+      await stop(server);
+      await gateway.close();
+    },
+  };
+}
+
+/** The answer of the node:http front. */
+async function overHttp(served: Served, sent: CorpusRequest): Promise<Answer> {
+  const answer = await request(`${served.url}${sent.path}`, {
+    method: sent.method,
+    headers: sent.headers,
+    ...(sent.body !== undefined ? { body: sent.body } : {}),
+  });
+  const body = Buffer.from(await answer.body.arrayBuffer());
+  const headers: [string, string][] = [];
+  for (const [name, value] of Object.entries(answer.headers))
+    if (value !== undefined) headers.push([name, Array.isArray(value) ? value.join(', ') : value]);
+  return comparable(answer.statusCode, headers, body);
+}
+
+/** yoga's answer to the same request, as a Fetch request. */
+async function throughYoga(served: Served, sent: CorpusRequest): Promise<Answer> {
+  const answer = await served.gateway.yoga.fetch(`${served.url}${sent.path}`, {
+    method: sent.method,
+    headers: sent.headers,
+    ...(sent.body !== undefined ? { body: sent.body } : {}),
+  });
+  const body = Buffer.from(await answer.arrayBuffer());
+  return comparable(answer.status, answer.headers, body);
+}
+
+/** The requests of `corpus` that the two answer differently, each with both answers. */
+async function differences(served: Served, corpus: readonly CorpusRequest[]) {
+  const found: { label: string; http: Answer; yoga: Answer }[] = [];
+  for (const sent of corpus) {
+    const http = await overHttp(served, sent);
+    const yoga = await throughYoga(served, sent);
+    if (JSON.stringify(http) !== JSON.stringify(yoga)) found.push({ label: sent.label, http, yoga });
+  }
+  return found;
+}
+
+/** Small limits, so that the corpus reaches them with small requests. */
+const LIMITS: Partial<GatewayConfig> = { requestMaxBytes: 1024, queryMaxDepth: 2, logLevel: 'error' };
+
+let upstream: Emulator;
+let plain: Served;
+let browserFacing: Served;
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  const urls = { petstoreUrl: upstream.petstoreUrl, plantsUrl: upstream.plantsUrl };
+  plain = await serve(testConfig({ ...urls, ...LIMITS }));
+  browserFacing = await serve(testConfig({ ...urls, ...LIMITS, corsOrigins: ['https://app.example'] }));
+});
+
+afterAll(async () => {
+  await plain?.close();
+  await browserFacing?.close();
+  await upstream?.close();
+});
+
+describe('the node:http front and yoga', () => {
+  it('answer a corpus of 1,000 requests alike on a default gateway', async () => {
+    const corpus = httpCorpus({ perPair: 10, seed: 1, cors: false });
+    expect(corpus.length).toBeGreaterThanOrEqual(1000);
+
+    expect(await differences(plain, corpus)).toEqual([]);
+  });
+
+  it('answer a corpus of preflights and cross-origin requests alike with CORS_ORIGINS', async () => {
+    const corpus = httpCorpus({ perPair: 4, seed: 2, cors: true });
+
+    expect(await differences(browserFacing, corpus)).toEqual([]);
+  });
+
+  it('answer alike whatever the Content-Type, Accept and Accept-Encoding values', async () => {
+    const token = fc.oneof(
+      fc.constantFrom('application', 'json', 'graphql-response+json', '*', 'text', 'html', 'charset', 'utf-8', 'q'),
+      fc.string({ maxLength: 8 }),
+    );
+    const headerValue = fc
+      .array(fc.tuple(token, fc.constantFrom('/', ';', '=', ',', ' ', '', '"')), { maxLength: 8 })
+      .map((parts) => parts.map(([word, separator]) => word + separator).join(''))
+      // Values a client can send at all: printable, no line breaks.
+      .filter((value) => /^[\x20-\x7e]*$/.test(value) && value.trim() === value);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ 'content-type': headerValue, accept: headerValue, 'accept-encoding': headerValue }),
+        fc.constantFrom('POST', 'GET'),
+        async (headers, method) => {
+          const sent: CorpusRequest = {
+            label: 'random headers',
+            method,
+            path: method === 'GET' ? '/graphql?query=%7Binventory%7Bavailable%7D%7D' : '/graphql',
+            headers: { ...headers, 'x-graphql-csrf': '1', api_key: 'property-key' },
+            ...(method === 'POST' ? { body: JSON.stringify({ query: '{ inventory { available } }' }) } : {}),
+          };
+          expect(await overHttp(plain, sent)).toEqual(await throughYoga(plain, sent));
+        },
+      ),
+      { numRuns: 150, seed: 3 },
+    );
+  });
+});

@@ -175,11 +175,40 @@ function upstreamExtension(error: UpstreamError): Record<string, unknown> {
 }
 
 /**
+ * The errors {@link maskError} replaced, by their replacements, and the replaced ones: the
+ * observer logs each original once, with the request its answer goes to
+ * (src/observability/request-observer.ts), and yoga's own log of it is skipped.
+ */
+const replaced = new WeakMap<GraphQLError, unknown>();
+const originals = new WeakSet<object>();
+
+/**
  * yoga's `maskedErrors.maskError`: upstream failures become coded errors at the place (path,
  * locations) where they happened; GraphQL's own errors pass; everything else is masked, and
- * never with the original error attached, whatever NODE_ENV says.
+ * never with the original error attached, whatever NODE_ENV says. Each error it replaces is
+ * remembered for the log ({@link replacedBy}).
  */
 export function maskError(error: unknown, message: string): GraphQLError {
+  const replacement = masked(error, message);
+  if (replacement !== error) {
+    replaced.set(replacement, error);
+    if (typeof error === 'object' && error !== null) originals.add(error);
+  }
+  return replacement;
+}
+
+/** The error `error` replaced when {@link maskError} made it; undefined for any other error. */
+export function replacedBy(error: GraphQLError): unknown {
+  return replaced.get(error);
+}
+
+/** True for an error {@link maskError} replaced: its replacement is what the answer and the log show. */
+export function wasReplaced(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && originals.has(error);
+}
+
+/** What {@link maskError} makes of an error. */
+function masked(error: unknown, message: string): GraphQLError {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof UpstreamError) {
     const extensions = { code: upstreamErrorCode(original), upstream: upstreamExtension(original) };

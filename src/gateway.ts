@@ -227,7 +227,10 @@ function createGatewayYoga(
   );
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
-    context: ({ request }) => createContext(request, upstreamsFor(security.budget())),
+    // The operation's upstream clients make their calls for its request: their log, metrics and
+    // spans. yoga's envelop extends this initial context into the GraphQL context, in place.
+    context: (initial) =>
+      createContext(initial.request, upstreamsFor(security.budget(), observability.lane.scopes.scopeOf(initial))),
     maskedErrors: { maskError },
     // GraphiQL, CORS, batching and the body limit, as configured.
     ...security.yogaOptions,
@@ -278,18 +281,14 @@ function createGatewayYoga(
 /** The lane's options: the same yoga, schema, context, masking and limits as yoga's path. */
 function laneOptions(
   config: GatewayConfig,
-  { observability, security, schema, upstreams }: GatewayParts,
+  { observability, security }: GatewayParts,
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>,
 ): LaneOptions {
-  const { upstreamsFor } = upstreams;
   const logging = observability.logger;
   return {
     yoga,
-    schema,
-    context: (headers, scope) => createContext({ headers }, upstreamsFor(security.budget(), scope)),
     maskError,
     logMasked: (error) => logging.error(error),
-    debug: (message) => logging.debug(message),
     observe: observability.lane,
     rateLimiter: security.rateLimiter,
     trustProxyHops: config.trustProxyHops,

@@ -6,6 +6,7 @@
  * it reaches a response or a log line.
  */
 import { createHash } from 'node:crypto';
+import { Kind, visit, type ArgumentNode, type DocumentNode, type ObjectFieldNode } from 'graphql';
 import { CREDENTIAL_HEADERS, readCredentials, type HeaderSource } from './credentials.js';
 
 /** What replaces a secret in a response or a log line. */
@@ -64,11 +65,8 @@ export function credentialFingerprint(headers: HeaderSource): string | undefined
 }
 const fingerprints = new WeakMap<HeaderSource, string | undefined>();
 
-/**
- * The secret values of one request's variables or document: strings in fields named like a
- * secret (`password`, `token`, ...), and such fields written into the query as literals.
- */
-export function secretValues(variables: unknown, query: unknown): string[] {
+/** The secret values of a request's variables: strings in fields named like a secret (`password`, `token`, ...). */
+export function variableSecrets(variables: unknown): string[] {
   const found: string[] = [];
   // A loop, not a recursion: variables are the caller's, nested as deep as it likes.
   const pending: unknown[] = [variables];
@@ -82,21 +80,31 @@ export function secretValues(variables: unknown, query: unknown): string[] {
       }
     }
   }
-  if (typeof query === 'string') {
-    for (const match of query.matchAll(/\b(\w+)\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {
-      if (!SECRET_NAME.test(match[1] ?? '')) continue;
-      const written = match[2] ?? '';
-      found.push(written);
-      // GraphQL strings escape as JSON does: messages quote the value decoded.
-      try {
-        found.push(JSON.parse(`"${written}"`) as string);
-      } catch {
-        // not a valid escape sequence: the document does not parse, and only the text as written can appear
-      }
-    }
-  }
   return found;
 }
+
+/**
+ * The secrets written into a document: the string literals of arguments and input fields named
+ * like a secret (`login(password: "…")`), found from its syntax tree, as they are and as
+ * GraphQL's messages print them (escaped as JSON). Once per document: documents come from
+ * yoga's parser cache, the same object for the same text.
+ */
+export function documentSecrets(document: DocumentNode): readonly string[] {
+  let found = documentsSeen.get(document);
+  if (found !== undefined) return found;
+  const secrets: string[] = [];
+  const literal = (node: ArgumentNode | ObjectFieldNode) => {
+    if (node.value.kind !== Kind.STRING || !SECRET_NAME.test(node.name.value)) return;
+    secrets.push(node.value.value);
+    const printed = JSON.stringify(node.value.value).slice(1, -1);
+    if (printed !== node.value.value) secrets.push(printed);
+  };
+  visit(document, { Argument: literal, ObjectField: literal });
+  found = secrets;
+  documentsSeen.set(document, found);
+  return found;
+}
+const documentsSeen = new WeakMap<DocumentNode, readonly string[]>();
 
 /** Deepest level {@link redactFields} copies (the most INPUT_MAX_DEPTH allows); below it, a value is redacted whole. */
 const MAX_REDACTED_DEPTH = 500;

@@ -236,8 +236,8 @@ describe('secrets stay out of the log', () => {
       input: [{ username: 7, password: tricky }],
     });
 
-    const lines = gateway.log.lines();
-    expect(lines.length).toBeGreaterThan(2);
+    // Every line parsed as JSON (lines() fails on one that does not), the variables among them, redacted.
+    expect(JSON.stringify(gateway.log.lines())).toContain('[redacted]');
     expect(gateway.log.text()).not.toContain(JSON.stringify(tricky).slice(1, -1));
     expect(gateway.requestLines().map((line) => line['status'])).toEqual([200, 400]);
   });

@@ -14,7 +14,6 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { normalizedExecutor } from '@graphql-tools/executor';
 import { sendNodeResponse } from '@whatwg-node/server';
 import {
   getOperationAST,
@@ -28,15 +27,14 @@ import {
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
-import { unexpectedError } from '../errors.js';
 import type { RequestObservations } from '../observability/index.js';
-import type { RequestRecord, RequestScope } from '../observability/request-context.js';
+import type { OperationRecord, RequestRecord } from '../observability/request-context.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
 import { canonicalMediaType } from '../security/request-body.js';
 import { clientAddress, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
-import { secretValues } from '../secrets.js';
+import { variableSecrets } from '../secrets.js';
 import { encodeAnswer } from './compression.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
@@ -73,16 +71,10 @@ export type HttpHandler = (request: IncomingMessage, response: ServerResponse) =
 /** What the lane is built with. */
 export type LaneOptions = {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
-  /** the executable schema yoga serves (with the gateway's wrappers) */
-  schema: GraphQLSchema;
-  /** the context of one operation, from the request's headers; its upstream calls are made for `scope` */
-  context(headers: HeaderSource, scope: RequestScope): GraphQLContext | Promise<GraphQLContext>;
   /** yoga's `maskedErrors.maskError` */
   maskError(error: unknown, message: string): GraphQLError;
   /** logs an error that was masked (unexpected: with its stack, server-side) */
   logMasked(error: unknown): void;
-  /** a debug-level log line */
-  debug(message: string): void;
   observe: RequestObservations;
   /** undefined when rate limits are off */
   rateLimiter: RateLimiter | undefined;
@@ -113,15 +105,6 @@ function headerReader(headers: IncomingHttpHeaders): HeaderSource {
     },
   };
 }
-
-/** Documents kept after they parsed and validated; beyond this many, the oldest go. */
-const DOCUMENT_CACHE_SIZE = 1000;
-
-type Prepared = {
-  document: DocumentNode;
-  /** values of secret-named fields written into the document itself (`password: "…"`) */
-  secrets: readonly string[];
-};
 
 type Params = { query: string; variables?: Record<string, unknown> | null; operationName?: string | null };
 
@@ -194,7 +177,6 @@ class HttpLane {
   readonly #yoga: LaneOptions['yoga'];
   readonly #observe: RequestObservations;
   readonly #endpoint: string;
-  readonly #documents = new Map<string, Prepared>();
 
   constructor(options: LaneOptions) {
     this.#options = options;
@@ -293,32 +275,6 @@ class HttpLane {
     response.end(payload);
   }
 
-  /** Parses and validates a document through yoga's own parse and validate (its limits, its rules), once. */
-  private prepare(
-    record: RequestRecord,
-    query: string,
-    operationName: string | null | undefined,
-    method: string,
-    headers: HeaderSource,
-  ): Prepared | undefined {
-    const documents = this.#documents;
-    const enveloped = this.#yoga.getEnveloped({ request: { method, headers }, params: { query, operationName } });
-    let document: DocumentNode;
-    try {
-      document = enveloped.parse(query) as DocumentNode;
-    } catch {
-      return undefined;
-    }
-    if ((enveloped.validate(enveloped.schema, document) as readonly GraphQLError[]).length > 0) return undefined;
-    const prepared = { document, secrets: secretValues(undefined, query) };
-    if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value as string);
-    documents.set(query, prepared);
-    this.#observe.logging(record, () =>
-      this.#options.debug(`document parsed, validated and kept (${documents.size} kept)`),
-    );
-    return prepared;
-  }
-
   /** Writes an answer, with the request id, compressed if it is large and the client asks; and logs it. */
   private send(
     response: ServerResponse,
@@ -363,17 +319,6 @@ class HttpLane {
     );
   }
 
-  /** Masks unexpected errors and gives every error its final form, as yoga's plugins do. */
-  private finalResult(record: RequestRecord, result: ExecutionResult): ExecutionResult {
-    if (result.errors === undefined) return result;
-    const errors = result.errors.map((error) => {
-      const masked = this.#options.maskError(error, 'Unexpected error.');
-      if (masked !== error) this.#observe.logging(record, () => this.#options.logMasked(error));
-      return masked;
-    });
-    return redactResult(codeVariableErrors({ ...result, errors }), record.secrets);
-  }
-
   /** Serves a request the lane took on from its head: read, found or prepared, executed, answered. */
   private async serve(
     request: IncomingMessage,
@@ -409,46 +354,75 @@ class HttpLane {
     }
     // Variables nested too deep are refused by yoga's plugin, before anything walks them.
     const params = laneParams(parsed, options.maxInputDepth);
-    const prepared =
-      params &&
-      (this.#documents.get(params.query) ?? this.prepare(record, params.query, params.operationName, method, headers));
-    const definition = prepared && servableOperation(prepared.document, params.operationName, method);
-    if (!params || !prepared || !definition) {
-      // Nothing was observed yet but the request itself: yoga observes it again, as its own.
-      return void (await this.readToYoga(request, response, body));
-    }
+    if (!params) return void (await this.readToYoga(request, response, body));
+    // yoga's initial context, as yoga makes it: the server's context, the request and its
+    // parameters. yoga's envelop extends it, in place, into the operation's GraphQL context.
+    const context = { req: request, res: response, request: { method, url: path, headers }, params };
+    // The request's scope first: the hooks of parsing find it (secrets written into the document).
+    observe.scopes.bindOperation(context, { request: record });
+    const enveloped = this.#yoga.getEnveloped(context);
+    const document = operable(enveloped, params, method);
+    // A document that does not parse or validate, or that yoga must refuse: yoga answers it, as its own.
+    if (document === undefined) return void (await this.readToYoga(request, response, body));
     const operation = observe.beginOperation(record);
-    const variableSecrets = params.variables ? secretValues(params.variables, undefined) : [];
-    observe.paramsRead(
-      record,
-      operation,
-      params,
-      prepared.secrets.length > 0 ? [...prepared.secrets, ...variableSecrets] : variableSecrets,
+    observe.scopes.bindOperation(context, { request: record, operation });
+    observe.paramsRead(record, operation, params, params.variables ? variableSecrets(params.variables) : []);
+    const result = redactResult(
+      codeVariableErrors(await this.execute(enveloped, document, params, operation)),
+      record.secrets,
     );
-    observe.executing(operation, definition);
-    let result: ExecutionResult;
+    observe.resultReady(record, result);
+    const { status, headers: extra } = resultStatus(result, mediaType);
+    this.send(response, record, status, mediaType, resultBody(result), extra);
+  }
+
+  /**
+   * Runs an operation through yoga's envelop: its context (yoga's context factory and every
+   * plugin's `onContextBuilding`) and its execution (yoga's executor and every `onExecute`, the
+   * masking of errors among them). A failure outside execution is masked as yoga masks it.
+   */
+  private async execute(
+    enveloped: Enveloped,
+    document: DocumentNode,
+    params: Params,
+    operation: OperationRecord,
+  ): Promise<ExecutionResult> {
     try {
-      // yoga's own executor: variables are coerced, and refused, exactly as on yoga's path.
-      const executed = await normalizedExecutor({
-        schema: options.schema,
-        document: prepared.document,
+      const contextValue = (await enveloped.contextFactory()) as Record<string, unknown>;
+      const executed = (await enveloped.execute({
+        schema: enveloped.schema as GraphQLSchema,
+        document,
+        contextValue,
         variableValues: params.variables ?? undefined,
         operationName: params.operationName ?? undefined,
-        // Its upstream calls are made for this request and operation: their log, metrics and spans.
-        contextValue: await options.context(headers, { request: record, operation }),
-      });
+      })) as ExecutionResult | AsyncIterable<unknown>;
       if (Symbol.asyncIterator in executed) throw new Error('a query or mutation answered with a stream');
-      result = executed;
+      return executed;
     } catch (error) {
-      result = { errors: [unexpectedError(error)] };
+      return { errors: [this.#options.maskError(error, 'Unexpected error.')] };
     } finally {
       operation.ended = performance.now();
     }
-    const final = this.finalResult(record, result);
-    observe.resultReady(record, final);
-    const { status, headers: extra } = resultStatus(final, mediaType);
-    this.send(response, record, status, mediaType, resultBody(final), extra);
   }
+}
+
+/** What `yoga.getEnveloped` gives for one operation: its parse, validate, context and execute, with every plugin's hooks. */
+type Enveloped = ReturnType<LaneOptions['yoga']['getEnveloped']>;
+
+/**
+ * The operation's document, parsed and validated through yoga's envelop (its parser and
+ * validation cache, its limits, its rules); undefined when it does not parse or validate, or is
+ * not one the lane executes: yoga answers those.
+ */
+function operable(enveloped: Enveloped, params: Params, method: 'GET' | 'POST'): DocumentNode | undefined {
+  let document: DocumentNode;
+  try {
+    document = enveloped.parse(params.query) as DocumentNode;
+  } catch {
+    return undefined;
+  }
+  if ((enveloped.validate(enveloped.schema, document) as readonly GraphQLError[]).length > 0) return undefined;
+  return servableOperation(document, params.operationName, method) ? document : undefined;
 }
 
 /** The parsed JSON of a body, or undefined when it is not JSON. */

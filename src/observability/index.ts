@@ -10,17 +10,16 @@ import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import type { HeaderSource } from '../credentials.js';
 import { createLogger, type DestinationStream, type Logger } from './logger.js';
-import { secretValues } from '../secrets.js';
+import { documentSecrets, variableSecrets } from '../secrets.js';
 import { yogaLogger } from './yoga-logger.js';
 import type { UpstreamObserver } from '../upstream/http.js';
 import type { UpstreamService } from '../upstream/failure.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import {
-  ambientScope,
-  runInOperation,
-  runInRequest,
+  LogScope,
   type OperationRecord,
   type RequestRecord,
+  type RequestScopes,
   type UpstreamCallRecord,
 } from './request-context.js';
 import { RequestObserver } from './request-observer.js';
@@ -70,6 +69,8 @@ export type Observability = {
 
 /** See {@link Observability.lane}. */
 export type RequestObservations = {
+  /** the record of each request, and the scope of each operation (by its GraphQL context), being served */
+  readonly scopes: RequestScopes;
   beginRequest(
     method: string,
     path: string,
@@ -96,11 +97,12 @@ export function createObservability(
   config: ObservabilityConfig,
   dependencies: ObservabilityDependencies = {},
 ): Observability {
-  const log = createLogger(config.logLevel, dependencies.logDestination);
+  const logScope = new LogScope();
+  const log = createLogger(config.logLevel, dependencies.logDestination, logScope);
   const metrics = config.metrics ? createMetrics(dependencies.clusterMetrics) : undefined;
   const tracing = createTracing(config, log, dependencies);
   const baseUrls: Record<UpstreamService, string> = { petstore: config.petstoreUrl, plants: config.plantsUrl };
-  const lane = new RequestObserver(log, metrics, tracing);
+  const lane = new RequestObserver(log, metrics, tracing, logScope);
   return {
     logger: yogaLogger(log),
     log,
@@ -112,51 +114,65 @@ export function createObservability(
   };
 }
 
-/** The yoga plugin: the observations of each request yoga serves, made from its hooks. */
+/**
+ * The yoga plugin: the observations of each request yoga serves, made from its hooks. A request's
+ * record is found by its `Request`, an operation's by its context object (`RequestScopes`).
+ */
 function observabilityPlugin(observe: RequestObservations): Plugin {
+  const { scopes } = observe;
   return {
     instrumentation: {
       request({ request }, wrapped) {
         const record = observe.beginRequest(request.method, new URL(request.url).pathname, request.headers, () =>
           Object.fromEntries(request.headers),
         );
-        return runInRequest(record, wrapped);
+        scopes.bindRequest(request, record);
+        return wrapped();
       },
-      operation(_payload, wrapped) {
-        const request = ambientScope()?.request;
-        if (request === undefined) return wrapped();
-        const operation = observe.beginOperation(request);
+      operation({ context, request }, wrapped) {
+        const record = scopes.requestOf(request);
+        if (record === undefined) return wrapped();
+        const operation = observe.beginOperation(record);
+        scopes.bindOperation(context, { request: record, operation });
         return (async () => {
           try {
-            await runInOperation(request, operation, wrapped);
+            await wrapped();
           } finally {
             operation.ended = performance.now();
           }
         })();
       },
     },
-    onParams({ params }) {
-      const scope = ambientScope();
+    onParams({ params, context }) {
+      const scope = scopes.scopeOf(context);
       if (scope?.operation === undefined) return;
-      observe.paramsRead(scope.request, scope.operation, params, secretValues(params.variables, params.query));
+      observe.paramsRead(scope.request, scope.operation, params, variableSecrets(params.variables));
+    },
+    onParse({ context }) {
+      // Secrets written into the document, found from its syntax tree, are redacted from the request's log lines too.
+      return ({ result }) => {
+        const scope = scopes.scopeOf(context);
+        if (scope !== undefined && !(result instanceof Error) && result !== null)
+          scope.request.secrets.push(...documentSecrets(result as DocumentNode));
+      };
     },
     onExecute({ args }) {
-      const operation = ambientScope()?.operation;
+      const operation = scopes.scopeOf(args.contextValue)?.operation;
       if (operation !== undefined)
         observe.executing(
           operation,
           getOperationAST(args.document as DocumentNode, args.operationName as string | undefined),
         );
     },
-    onResultProcess({ result }) {
-      const request = ambientScope()?.request;
-      if (request !== undefined) observe.resultReady(request, result);
+    onResultProcess({ request, result }) {
+      const record = scopes.requestOf(request);
+      if (record !== undefined) observe.resultReady(record, result);
     },
-    onResponse({ response }) {
-      const request = ambientScope()?.request;
-      if (request === undefined) return;
-      response.headers.set('x-request-id', request.id);
-      observe.responseReady(request, response.status);
+    onResponse({ request, response }) {
+      const record = scopes.requestOf(request);
+      if (record === undefined) return;
+      response.headers.set('x-request-id', record.id);
+      observe.responseReady(record, response.status);
     },
   };
 }
@@ -168,8 +184,8 @@ function upstreamObserver(
   baseUrls: Record<UpstreamService, string>,
 ): UpstreamObserver {
   return (call) => {
-    // The lane's calls carry their request; those of requests yoga serves find it ambient.
-    const scope = call.scope ?? ambientScope();
+    // Each operation's upstream clients carry its scope (given by the context factory).
+    const scope = call.scope;
     const request = scope?.request;
     const span = tracing?.startUpstreamCall(scope?.operation?.span, {
       service: call.service,

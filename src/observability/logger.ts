@@ -6,7 +6,7 @@
  * headers have theirs replaced by `[redacted]`, and so do logged variables named like a secret.
  */
 import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
-import { currentRequest } from './request-context.js';
+import type { LogScope } from './request-context.js';
 import { SECRET_HEADERS } from '../credentials.js';
 import { REDACTED, redactJsonLine } from '../secrets.js';
 
@@ -17,11 +17,11 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /**
  * Creates the log at `level`, writing to `destination` (stdout unless a test captures it).
- * Every line written while a request is served carries its `requestId`, and has that request's
+ * Every line written in `scope`'s request carries its `requestId`, and has that request's
  * secrets (its credentials, its passwords) replaced by `[redacted]` wherever they appear: in an
  * error message quoting a refused value, in a stack, anywhere.
  */
-export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
+export function createLogger(level: LogLevel = 'info', destination?: DestinationStream, scope?: LogScope): Logger {
   const options = {
     level,
     timestamp: stdTimeFunctions.isoTime,
@@ -30,12 +30,12 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
     // The credential headers and the other secret-bearing ones (src/credentials.ts), wherever a line holds headers.
     redact: { paths: SECRET_HEADERS.map((name) => `headers["${name}"]`), censor: REDACTED },
     mixin: () => {
-      const request = currentRequest();
+      const request = scope?.request;
       return request ? { requestId: request.id } : {};
     },
     hooks: {
       streamWrite: (line: string) => {
-        const secrets = currentRequest()?.secrets;
+        const secrets = scope?.request?.secrets;
         return secrets && secrets.length > 0 ? redactJsonLine(line, secrets) : line;
       },
     },

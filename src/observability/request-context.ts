@@ -2,15 +2,14 @@
  * What is known about the request being served: its id, its operations and the upstream calls
  * they made, and how code that runs for a request finds it.
  *
- * The gateway's own lane (src/http/) passes it explicitly: each operation's upstream clients
- * carry its {@link RequestScope}, and its log lines are written {@link duringRequest}. Requests
- * that yoga serves find it through an AsyncLocalStorage instead, because yoga's own code logs
- * without knowing the request. That storage is turned off whenever no such request is in
- * flight: on Node 20 an enabled AsyncLocalStorage runs a hook for every promise the process
- * makes, which was a fifth of the CPU of a lane request. Only `src/observability/` and the log
- * read this module.
+ * One way, on both HTTP paths: the request's record is kept by its Fetch `Request` (or the
+ * front's stand-in), and each operation's by its GraphQL context object, which yoga's envelop
+ * extends in place from the first hook to the last (`RequestScopes`, one per gateway, held by
+ * the observer). The context factory hands each operation's scope to its upstream clients, so
+ * their calls are logged, counted and traced for it; log lines find their request through the
+ * {@link LogScope} a line is written in. Nothing here is module state, and there is no
+ * AsyncLocalStorage (on Node 20 it put a hook on every promise of the process).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context, Span } from '@opentelemetry/api';
 import type { UpstreamCallOutcome } from '../upstream/http.js';
@@ -72,55 +71,51 @@ export type RequestRecord = {
 /** The request, and the operation of it, that code runs for. */
 export type RequestScope = { readonly request: RequestRecord; readonly operation?: OperationRecord };
 
-const storage = new AsyncLocalStorage<RequestScope>();
-/** Requests yoga is serving: the storage is on while there is one. */
-let ambientRequests = 0;
-/** The request whose log lines are being written, synchronously (see {@link duringRequest}). */
-let writing: RequestRecord | undefined;
+/** The records of the requests and operations being served, by their Request and their context object. */
+export class RequestScopes {
+  readonly #requests = new WeakMap<object, RequestRecord>();
+  readonly #operations = new WeakMap<object, RequestScope>();
 
-/**
- * Runs `serve` (yoga's handling of one request) with `request` as the ambient request: code that
- * runs for it, yoga's included, finds it with {@link currentRequest}.
- */
-export async function runInRequest(request: RequestRecord, serve: () => Promise<void> | void): Promise<void> {
-  ambientRequests += 1;
-  try {
-    await storage.run({ request }, serve);
-  } finally {
-    ambientRequests -= 1;
-    // No request needs it any more: off, so that the lane's promises run without its hook.
-    if (ambientRequests === 0) storage.disable();
+  /** `request` (a Fetch Request, or the front's stand-in) is served as `record`. */
+  bindRequest(request: object, record: RequestRecord): void {
+    this.#requests.set(request, record);
+  }
+
+  /** The record of a request being served. */
+  requestOf(request: object): RequestRecord | undefined {
+    return this.#requests.get(request);
+  }
+
+  /** The operation whose GraphQL context is `context` is `scope.operation` of `scope.request`. */
+  bindOperation(context: object, scope: RequestScope): void {
+    this.#operations.set(context, scope);
+  }
+
+  /** The request and operation a GraphQL context (or yoga's initial context, the same object) belongs to. */
+  scopeOf(context: object): RequestScope | undefined {
+    return this.#operations.get(context);
   }
 }
 
-/** Runs `execute` (one operation of an ambient request) with `operation` as its current operation. */
-export function runInOperation<T>(request: RequestRecord, operation: OperationRecord, execute: () => T): T {
-  return storage.run({ request, operation }, execute);
-}
-
 /**
- * Runs `write`, which writes log lines synchronously, as lines of `request`: they carry its id
- * and have its secrets redacted. Without a request, the ambient one (if any) is theirs.
+ * The request whose log lines are being written, synchronously: one per log, so that each line
+ * carries its request's id and has its secrets redacted (src/observability/logger.ts).
  */
-export function duringRequest(request: RequestRecord | undefined, write: () => void): void {
-  if (request === undefined) return write();
-  const outer = writing;
-  writing = request;
-  try {
-    write();
-  } finally {
-    writing = outer;
-  }
-}
+export class LogScope {
+  /** the request of the line being written; undefined between requests */
+  request: RequestRecord | undefined;
 
-/** The request yoga is serving, and the operation being executed, where code runs for one. */
-export function ambientScope(): RequestScope | undefined {
-  return storage.getStore();
-}
-
-/** The request a log line being written belongs to: the one written for, or the ambient one. */
-export function currentRequest(): RequestRecord | undefined {
-  return writing ?? storage.getStore()?.request;
+  /** Runs `write`, which writes log lines synchronously, as lines of `request` (none: as they are). */
+  readonly during = (request: RequestRecord | undefined, write: () => void): void => {
+    if (request === undefined) return write();
+    const outer = this.request;
+    this.request = request;
+    try {
+      write();
+    } finally {
+      this.request = outer;
+    }
+  };
 }
 
 /**

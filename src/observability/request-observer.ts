@@ -3,13 +3,21 @@
  * the request's record, its operations (counted and their spans ended once), its log line. The
  * gateway's own HTTP lane (src/http/) makes the same observations itself.
  */
-import type { ExecutionResult, OperationDefinitionNode } from 'graphql';
+import type { ExecutionResult, GraphQLError, OperationDefinitionNode } from 'graphql';
 import type { HeaderSource } from '../credentials.js';
 import { credentialSecrets } from '../secrets.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
-import { duringRequest, requestIdFrom, type OperationRecord, type RequestRecord } from './request-context.js';
+import { replacedBy } from '../errors.js';
+import {
+  requestIdFrom,
+  RequestScopes,
+  type LogScope,
+  type OperationRecord,
+  type RequestRecord,
+} from './request-context.js';
+import { logFailure } from './yoga-logger.js';
 import { requestLogLine } from './request-log.js';
 import { endOperationSpan, nameOperationSpan, type Tracing } from './tracing.js';
 import type { RequestObservations } from './index.js';
@@ -28,15 +36,25 @@ function errorCodes(result: unknown): string[] {
   });
 }
 
+/** The errors of a result, or of each result of a batch; a stream has none to look at here. */
+function errorsOf(result: unknown): readonly GraphQLError[] {
+  if (Array.isArray(result)) return result.flatMap(errorsOf);
+  if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return [];
+  return (result as ExecutionResult).errors ?? [];
+}
+
 /** The observations of every request of one gateway: its log, metrics and tracing. */
 export class RequestObserver implements RequestObservations {
   /** whether debug lines are written: only then are headers and variables kept */
   private readonly debug: boolean;
+  /** the record of each request, and the scope of each operation, being served */
+  readonly scopes = new RequestScopes();
 
   constructor(
     private readonly log: Logger,
     private readonly metrics: Metrics | undefined,
     private readonly tracing: Tracing | undefined,
+    private readonly logScope: LogScope,
   ) {
     this.debug = log.isLevelEnabled('debug');
   }
@@ -96,6 +114,11 @@ export class RequestObserver implements RequestObservations {
    * its final code).
    */
   resultReady(request: RequestRecord, result: unknown): void {
+    // Each error the masking replaced is logged here, once, with the request it answers.
+    for (const error of errorsOf(result)) {
+      const original = replacedBy(error);
+      if (original !== undefined) this.logScope.during(request, () => logFailure(this.log, original));
+    }
     const results = Array.isArray(result) ? result : [result];
     // A request refused before any operation ran (unreadable body, no query) still counts its error.
     if (request.operations.length === 0 && errorCodes(result).length > 0) {
@@ -121,13 +144,15 @@ export class RequestObserver implements RequestObservations {
     const probe =
       request.method === 'GET' &&
       (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
-    duringRequest(request, () =>
+    this.logScope.during(request, () =>
       probe ? this.log.debug(line.fields, line.message) : this.log.info(line.fields, line.message),
     );
   }
 
   /** writes log lines (synchronously, in `write`) as lines of `request`: with its id, its secrets redacted */
-  readonly logging = duringRequest;
+  logging(request: RequestRecord | undefined, write: () => void): void {
+    this.logScope.during(request, write);
+  }
 
   /** Counts an operation and ends its span, once. */
   private finishOperation(operation: OperationRecord): void {

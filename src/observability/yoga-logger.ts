@@ -5,7 +5,7 @@
  * a cluster primary, which only logs) does not need to load.
  */
 import type { YogaLogger } from 'graphql-yoga';
-import { isExpectedError } from '../errors.js';
+import { isExpectedError, wasReplaced } from '../errors.js';
 import type { Logger } from './logger.js';
 import { UpstreamError } from '../upstream/failure.js';
 
@@ -39,22 +39,35 @@ function text(args: readonly unknown[]): string {
     .join(' ');
 }
 
-/** The log as yoga's logger: expected failures as one `info` line, unexpected errors with their stack. */
+/**
+ * Logs a failure: an expected one (an upstream 4xx, a bad argument) as one `info` line, an
+ * unexpected one as an `error` line with its stack.
+ */
+export function logFailure(log: Logger, ...args: unknown[]): void {
+  const [first] = args;
+  if (args.length === 1 && isExpectedError(first)) {
+    const { message, fields } = describe(first);
+    log.info(fields, message);
+  } else if (first instanceof Error) {
+    log.error({ err: first }, text(args));
+  } else {
+    log.error(text(args));
+  }
+}
+
+/**
+ * The log as yoga's logger. yoga logs each error its masking replaced as it masks it, where the
+ * request is not known; those are left to the observer, which logs them with their request
+ * (src/observability/request-observer.ts).
+ */
 export function yogaLogger(log: Logger): YogaLogger {
   return {
     debug: (...args: unknown[]) => log.debug(text(args)),
     info: (...args: unknown[]) => log.info(text(args)),
     warn: (...args: unknown[]) => log.warn(text(args)),
     error: (...args: unknown[]) => {
-      const [first] = args;
-      if (args.length === 1 && isExpectedError(first)) {
-        const { message, fields } = describe(first);
-        log.info(fields, message);
-      } else if (first instanceof Error) {
-        log.error({ err: first }, text(args));
-      } else {
-        log.error(text(args));
-      }
+      if (args.length === 1 && wasReplaced(args[0])) return;
+      logFailure(log, ...args);
     },
   };
 }

@@ -8,9 +8,9 @@
  * - That same kind of error, the one request error GraphQL sends without a code, gets one.
  */
 import type { Plugin } from 'graphql-yoga';
-import type { GraphQLError } from 'graphql';
+import type { DocumentNode, GraphQLError } from 'graphql';
 import { rebuilt } from '../errors.js';
-import { credentialSecrets, redact, secretValues } from '../secrets.js';
+import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
   const message = redact(error.message, secrets);
@@ -63,10 +63,20 @@ export function useSecretRedaction(): Plugin {
     const credentials = credentialSecrets(request.headers);
     return [...credentials, ...(secretsSent.get(request) ?? [])];
   };
+  const sent = (request: Request, found: readonly string[]) => {
+    if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
+  };
   return {
     onParams({ request, params }) {
-      const found = secretValues(params.variables, params.query);
-      if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
+      sent(request, variableSecrets(params.variables));
+    },
+    onParse({ context }) {
+      // Literals in the document, from its syntax tree once it is parsed.
+      return ({ result }) => {
+        const request = (context as { request?: Request }).request;
+        if (request !== undefined && !(result instanceof Error) && result !== null)
+          sent(request, documentSecrets(result as DocumentNode));
+      };
     },
     onResultProcess(payload) {
       payload.setResult(redactResult(payload.result, secretsOf(payload.request)));

@@ -3,11 +3,12 @@
  * so tests build their own.
  */
 import type { GraphQLSchema } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
-import { checkTtlPerType, responseCacheOn, responseCachePlugins } from './plugins/response-cache.js';
+import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
+import { corsOptions } from './security/cross-site.js';
 import { maskError } from './errors.js';
 import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
@@ -40,6 +41,12 @@ export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & {
 export type Gateway = {
   /** what a node:http server serves: the lean lane for plain GraphQL requests, yoga for the rest (src/http/lane.ts) */
   handler: HttpHandler;
+  /**
+   * the plugins' request hooks the lane does not stand in for (src/http/stand-ins.ts), as
+   * `plugin <index> <hook>`: while there is one, yoga serves every request; empty, the lane serves
+   * plain GraphQL requests
+   */
+  yogaOnly: readonly string[];
   /** yoga with every plugin: serves what the lane does not, and can be called with Fetch requests */
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
   /** closes the upstream connection pools; in-flight calls finish first */
@@ -146,12 +153,13 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const { security, schema } = securedSchema(config, dependencies, observability, shared);
   const upstreams = createUpstreams(config, dependencies, observability);
   const parts: GatewayParts = { observability, shared, security, schema, upstreams };
-  const yoga = createGatewayYoga(config, parts);
-  const handler = createHttpHandler(laneOptions(config, parts, yoga));
+  const { yoga, plugins } = createGatewayYoga(config, parts);
+  const { handler, yogaOnly } = createHttpHandler(laneOptions(config, parts, yoga, plugins));
 
   return {
     handler,
     yoga,
+    yogaOnly,
     redis: shared?.redis,
     close: async () => {
       await Promise.all([
@@ -213,11 +221,12 @@ function createUpstreams(
   return { petstore: petstoreClient, plants: plantsClient, upstreamsFor };
 }
 
+/** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */
+type GatewayYoga = { yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>; plugins: Plugin[] };
+
 /** Builds yoga with every plugin, in the order they must run. */
-function createGatewayYoga(
-  config: GatewayConfig,
-  { observability, shared, security, schema, upstreams }: GatewayParts,
-): YogaServerInstance<Record<string, unknown>, GraphQLContext> {
+function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayYoga {
+  const { observability, security, schema, upstreams } = parts;
   const { upstreamsFor } = upstreams;
   // GraphiQL with its assets inlined: the page needs no CDN, so it works offline. Those assets
   // are about 50 MB of memory and half a second of start-up: loaded when a browser first asks.
@@ -225,7 +234,8 @@ function createGatewayYoga(
   const graphiql = graphiqlPages(async (options) =>
     (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
   );
-  return createYoga<Record<string, unknown>, GraphQLContext>({
+  const plugins = gatewayPlugins(config, parts, graphiql.plugin);
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     // The operation's upstream clients make their calls for its request: their log, metrics and
     // spans. yoga's envelop extends this initial context into the GraphQL context, in place.
@@ -241,54 +251,67 @@ function createGatewayYoga(
     multipart: false,
     // yoga's landing page names its version; `/` has a page of ours (src/plugins/entry-pages.ts).
     landingPage: false,
-    plugins: [
-      // First: a browser's visit is answered before the CSRF check refuses it.
-      useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
-      useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
-      ...security.plugins,
-      // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
-      ...(config.trustedDocuments === undefined
-        ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]
-        : []),
-      // Off unless RESPONSE_CACHE_TTL_MS is set (src/plugins/response-cache.ts).
-      ...responseCachePlugins({
-        ttlMs: config.responseCacheTtlMs,
-        ttlPerType: config.responseCacheTtlPerType,
-        cache: shared?.responseCache,
-      }),
-      // GraphiQL's page and large answers compressed for clients that ask (as the lane does): before
-      // the observability plugin, which then logs the status sent (a 304 for a current page).
-      graphiql.plugin,
-      useAnswerCompression({ minBytes: config.responseCompressionMinBytes }),
-      // Last: it logs and counts results and responses as they leave, every error with its final
-      // code; its instrumentation still wraps the whole request, refused ones included. Then
-      // /metrics and /readiness, the latter asked through each area's own pool.
-      observability.plugin,
-      useOperationsEndpoints({
-        metrics: observability.metrics,
-        readiness: () =>
-          checkReadiness([upstreams.petstore, upstreams.plants], config.readinessTimeoutMs, {
-            redis: shared?.redis,
-            redisRequired: config.redisRequired,
-          }),
-      }),
-    ],
+    plugins,
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
     logging: observability.logger,
   });
+  return { yoga, plugins };
 }
 
-/** The lane's options: the same yoga, schema, context, masking and limits as yoga's path. */
+/** The gateway's yoga plugins, in the order they must run. */
+function gatewayPlugins(
+  config: GatewayConfig,
+  { observability, shared, security, upstreams }: GatewayParts,
+  graphiqlPlugin: Plugin,
+): Plugin[] {
+  return [
+    // First: a browser's visit is answered before the CSRF check refuses it.
+    useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
+    useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
+    ...security.plugins,
+    // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
+    ...(config.trustedDocuments === undefined
+      ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]
+      : []),
+    // Off unless RESPONSE_CACHE_TTL_MS is set (src/plugins/response-cache.ts).
+    ...responseCachePlugins({
+      ttlMs: config.responseCacheTtlMs,
+      ttlPerType: config.responseCacheTtlPerType,
+      cache: shared?.responseCache,
+    }),
+    // GraphiQL's page and large answers compressed for clients that ask (as the lane does): before
+    // the observability plugin, which then logs the status sent (a 304 for a current page).
+    graphiqlPlugin,
+    useAnswerCompression({ minBytes: config.responseCompressionMinBytes }),
+    // Last: it logs and counts results and responses as they leave, every error with its final
+    // code; its instrumentation still wraps the whole request, refused ones included. Then
+    // /metrics and /readiness, the latter asked through each area's own pool.
+    observability.plugin,
+    useOperationsEndpoints({
+      metrics: observability.metrics,
+      readiness: () =>
+        checkReadiness([upstreams.petstore, upstreams.plants], config.readinessTimeoutMs, {
+          redis: shared?.redis,
+          redisRequired: config.redisRequired,
+        }),
+    }),
+  ];
+}
+
+/** The lane's options: the same yoga, plugins, masking, limits and CORS as yoga's path. */
 function laneOptions(
   config: GatewayConfig,
   { observability, security }: GatewayParts,
-  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>,
+  yoga: GatewayYoga['yoga'],
+  plugins: readonly Plugin[],
 ): LaneOptions {
   const logging = observability.logger;
   return {
     yoga,
+    plugins,
     maskError,
     logMasked: (error) => logging.error(error),
+    notice: (message) => logging.debug(message),
     observe: observability.lane,
     rateLimiter: security.rateLimiter,
     trustProxyHops: config.trustProxyHops,
@@ -296,10 +319,7 @@ function laneOptions(
     maxInputDepth: config.inputMaxDepth,
     compressionMinBytes: config.responseCompressionMinBytes,
     csrfPrevention: config.csrfPrevention,
-    // Trusted documents, the response cache and CORS are yoga plugins' work on every request.
-    enabled:
-      config.trustedDocuments === undefined &&
-      !responseCacheOn({ ttlMs: config.responseCacheTtlMs, ttlPerType: config.responseCacheTtlPerType }) &&
-      config.corsOrigins === undefined,
+    cors: corsOptions(config.corsOrigins),
+    trustedDocuments: security.trustedDocuments,
   };
 }

@@ -7,12 +7,16 @@
  * status, the same headers (the date, the request id and the transport's framing aside) and the
  * same bytes. A fast-check property does the same with random header values.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
-import { httpCorpus, type CorpusRequest } from './helpers/http-corpus.js';
+import { hooksOnlyYogaRuns, laneStandsIn } from '../src/http/stand-ins.js';
+import { httpCorpus, TRUSTED_MANIFEST, type CorpusRequest } from './helpers/http-corpus.js';
 import { listen, stop, testConfig } from './helpers/stack.js';
 import { startUpstream } from './helpers/upstream.js';
 
@@ -93,21 +97,46 @@ const LIMITS: Partial<GatewayConfig> = { requestMaxBytes: 1024, queryMaxDepth: 2
 let upstream: Emulator;
 let plain: Served;
 let browserFacing: Served;
+let hardened: Served;
+let manifestDir: string;
 
 beforeAll(async () => {
   upstream = await startUpstream();
   const urls = { petstoreUrl: upstream.petstoreUrl, plantsUrl: upstream.plantsUrl };
   plain = await serve(testConfig({ ...urls, ...LIMITS }));
   browserFacing = await serve(testConfig({ ...urls, ...LIMITS, corsOrigins: ['https://app.example'] }));
+  manifestDir = await mkdtemp(join(tmpdir(), 'differential-'));
+  const manifest = join(manifestDir, 'manifest.json');
+  await writeFile(manifest, JSON.stringify(TRUSTED_MANIFEST));
+  // Trusted documents, CORS and rate limits (high enough never to refuse: the two paths count apart).
+  hardened = await serve(
+    testConfig({
+      ...urls,
+      ...LIMITS,
+      corsOrigins: ['https://app.example', 'https://admin.example'],
+      trustedDocuments: manifest,
+      graphiql: false,
+      rateLimitPerMinute: 1_000_000,
+      rateLimitAddressPerMinute: 1_000_000,
+    }),
+  );
 });
 
 afterAll(async () => {
   await plain?.close();
   await browserFacing?.close();
+  await hardened?.close();
   await upstream?.close();
+  if (manifestDir) await rm(manifestDir, { recursive: true, force: true });
 });
 
 describe('the node:http front and yoga', () => {
+  it('the lane serves plain GraphQL requests on both gateways: no plugin hook keeps them on yoga', () => {
+    expect(plain.gateway.yogaOnly).toEqual([]);
+    expect(browserFacing.gateway.yogaOnly).toEqual([]);
+    expect(hardened.gateway.yogaOnly).toEqual([]);
+  });
+
   it('answer a corpus of 1,000 requests alike on a default gateway', async () => {
     const corpus = httpCorpus({ perPair: 10, seed: 1, cors: false });
     expect(corpus.length).toBeGreaterThanOrEqual(1000);
@@ -119,6 +148,12 @@ describe('the node:http front and yoga', () => {
     const corpus = httpCorpus({ perPair: 4, seed: 2, cors: true });
 
     expect(await differences(browserFacing, corpus)).toEqual([]);
+  });
+
+  it('answer a corpus alike with trusted documents, two CORS origins and rate limits', async () => {
+    const corpus = httpCorpus({ perPair: 3, seed: 5, cors: true });
+
+    expect(await differences(hardened, corpus)).toEqual([]);
   });
 
   it('answer alike whatever the Content-Type, Accept and Accept-Encoding values', async () => {
@@ -148,5 +183,37 @@ describe('the node:http front and yoga', () => {
       ),
       { numRuns: 150, seed: 3 },
     );
+  });
+});
+
+describe("which requests the lane serves, from the plugins' hooks", () => {
+  it('none while a plugin has a request hook that no stand-in covers, a new hook of a marked plugin included', () => {
+    const marked = laneStandsIn({ onParams: () => undefined }, { onParams: 'the lane does it' });
+    const grown = laneStandsIn(
+      { onParams: () => undefined, onResponse: () => undefined },
+      { onParams: 'the lane does it' },
+    );
+    const envelopOnly = { onExecute: () => undefined, onParse: () => undefined };
+
+    expect(hooksOnlyYogaRuns([marked, envelopOnly])).toEqual([]);
+    expect(hooksOnlyYogaRuns([marked, grown, { onRequest: () => undefined }])).toEqual([
+      'plugin 1 onResponse',
+      'plugin 2 onRequest',
+    ]);
+  });
+
+  it('with the response cache on, the lane calls its lookup and answers misses and hits as yoga does', async () => {
+    const cached = await serve(
+      testConfig({ petstoreUrl: upstream.petstoreUrl, plantsUrl: upstream.plantsUrl, responseCacheTtlMs: 60_000 }),
+    );
+    try {
+      expect(cached.gateway.yogaOnly).toEqual([]);
+      // Each request twice over each path: a miss kept, then hits, from either path.
+      const corpus = httpCorpus({ perPair: 1, seed: 4, cors: false });
+      expect(await differences(cached, corpus)).toEqual([]);
+      expect(await differences(cached, corpus)).toEqual([]);
+    } finally {
+      await cached.close();
+    }
   });
 });

@@ -14,7 +14,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { sendNodeResponse } from '@whatwg-node/server';
+import { getCORSHeadersByRequestAndOptions, sendNodeResponse } from '@whatwg-node/server';
 import {
   getOperationAST,
   OperationTypeNode,
@@ -24,18 +24,20 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql';
-import type { YogaServerInstance } from 'graphql-yoga';
+import type { GraphQLParams, Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { OperationRecord, RequestRecord } from '../observability/request-context.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
 import { canonicalMediaType } from '../security/request-body.js';
+import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
 import { clientAddress, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { variableSecrets } from '../secrets.js';
 import { encodeAnswer } from './compression.js';
+import { hooksOnlyYogaRuns, paramsHooksTheLaneCalls } from './stand-ins.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
 /** The answer to a failure outside GraphQL execution: masked, its detail in the log only. */
@@ -90,11 +92,20 @@ export type LaneOptions = {
   compressionMinBytes: number;
   csrfPrevention: boolean;
   /**
-   * Whether the lane serves anything at all. Off when a feature that only yoga's plugins
-   * implement applies to every request: trusted documents, the response cache, CORS.
+   * the plugins the gateway gave yoga: the lane serves nothing while one of them has a request
+   * hook it does not stand in for (src/http/stand-ins.ts)
    */
-  enabled: boolean;
+  plugins: readonly Plugin[];
+  /** yoga's CORS options: the lane sends the headers whatwg-node's CORS plugin would, from the same function */
+  cors: CorsOptions;
+  /** the trusted documents manifest, with TRUSTED_DOCUMENTS: then the lane serves only its documents, by hash */
+  trustedDocuments: TrustedDocuments | undefined;
+  /** a start-up line for the log (debug level) */
+  notice(message: string): void;
 };
+
+/** CORS options as yoga's `cors` option takes them, and whatwg-node's CORS function reads them. */
+type CorsOptions = Parameters<typeof getCORSHeadersByRequestAndOptions>[1];
 
 /** node's headers as a {@link HeaderSource}: names are already lower case, repeated ones joined as Fetch does. */
 function headerReader(headers: IncomingHttpHeaders): HeaderSource {
@@ -106,22 +117,39 @@ function headerReader(headers: IncomingHttpHeaders): HeaderSource {
   };
 }
 
-type Params = { query: string; variables?: Record<string, unknown> | null; operationName?: string | null };
+type Params = {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+  extensions?: Record<string, unknown> | null;
+};
 
 const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
 
-/** A parsed body or query string the lane serves itself, or undefined when yoga must look at it. */
-function laneParams(value: unknown, maxDepth: number): Params | undefined {
+/** A request as whatwg-node's CORS function reads it: its method and headers, the only parts it reads. */
+function headerReaderRequest(request: IncomingMessage): Request {
+  return fetchLike(request.method ?? 'GET', request.url ?? '/', headerReader(request.headers));
+}
+
+/**
+ * A parsed body or query string the lane serves itself, or undefined when yoga must look at it.
+ * With a trusted documents manifest, only a request naming one of its documents by hash is
+ * served, with that document's text; without, only a request carrying its document and no
+ * extensions (a persisted query's hash is for yoga's plugins).
+ */
+function laneParams(value: unknown, maxDepth: number, trusted: TrustedDocuments | undefined): Params | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const params = value as Record<string, unknown>;
   for (const key in params) if (!PARAM_NAMES.has(key) && params[key] != null) return undefined;
-  const { query, variables, operationName, extensions } = params;
-  if (typeof query !== 'string') return undefined;
+  const { variables, operationName, extensions } = params;
   if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
   if (valueNestsDeeper(variables, maxDepth)) return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
-  // Extensions (a persisted query's hash, for one) are for yoga's plugins.
-  if (extensions != null) return undefined;
+  if (trusted !== undefined) {
+    const query = trustedDocument(trusted, params);
+    return query === undefined ? undefined : { ...params, query };
+  }
+  if (typeof params['query'] !== 'string' || extensions != null) return undefined;
   return params as Params;
 }
 
@@ -161,8 +189,9 @@ function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /** Builds the gateway's node:http request listener. */
-export function createHttpHandler(options: LaneOptions): HttpHandler {
-  return new HttpLane(options).handler;
+export function createHttpHandler(options: LaneOptions): { handler: HttpHandler; yogaOnly: readonly string[] } {
+  const lane = new HttpLane(options);
+  return { handler: lane.handler, yogaOnly: lane.yogaOnly };
 }
 
 /**
@@ -177,12 +206,21 @@ class HttpLane {
   readonly #yoga: LaneOptions['yoga'];
   readonly #observe: RequestObservations;
   readonly #endpoint: string;
+  /** the request hooks the lane does not stand in for: while there is one, yoga serves every request */
+  readonly yogaOnly: readonly string[];
+  readonly #serves: boolean;
+  /** the `onParams` hooks the lane calls itself (src/http/stand-ins.ts) */
+  readonly #paramsHooks: NonNullable<Plugin['onParams']>[];
 
   constructor(options: LaneOptions) {
     this.#options = options;
     this.#yoga = options.yoga;
     this.#observe = options.observe;
     this.#endpoint = options.yoga.graphqlEndpoint;
+    this.yogaOnly = hooksOnlyYogaRuns(options.plugins);
+    this.#paramsHooks = paramsHooksTheLaneCalls(options.plugins);
+    this.#serves = this.yogaOnly.length === 0;
+    if (!this.#serves) options.notice(`HTTP lane off, yoga serves every request: ${this.yogaOnly.join(', ')}`);
     this.handler = this.handle.bind(this);
   }
 
@@ -193,10 +231,12 @@ class HttpLane {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const method = request.method;
-    if (!options.enabled || path !== this.#endpoint || (method !== 'POST' && method !== 'GET'))
+    if (!this.#serves || path !== this.#endpoint || (method !== 'POST' && method !== 'GET'))
       return this.toYoga(request, response, false);
     const mediaType = acceptedMediaType(request.headers.accept);
     if (mediaType === undefined) return this.toYoga(request, response, false);
+    // A revalidation: the response cache's plugin may answer it 304 (src/plugins/response-cache.ts).
+    if (request.headers['if-none-match'] !== undefined) return this.toYoga(request, response, false);
     if (method === 'POST') {
       if (!isJsonContentType(request.headers['content-type'])) return this.toYoga(request, response, false);
       const declared = request.headers['content-length'];
@@ -285,13 +325,17 @@ class HttpLane {
     extra?: Record<string, string>,
   ): void {
     const answer = encodeAnswer(body, response.req.headers['accept-encoding'], this.#options.compressionMinBytes);
-    response.writeHead(status, {
+    const headers: Record<string, string> = {
       'content-type': `${mediaType}; charset=utf-8`,
       'content-length': String(answer.length),
       'x-request-id': record.id,
       ...answer.headers,
       ...extra,
-    });
+    };
+    const cors = getCORSHeadersByRequestAndOptions(headerReaderRequest(response.req), this.#options.cors);
+    // Set as whatwg-node's CORS plugin sets them on yoga's answers: each replaces a header of its name.
+    if (cors !== null) for (const [name, value] of Object.entries(cors)) headers[name.toLowerCase()] = value;
+    response.writeHead(status, headers);
     response.end(answer.body);
     this.#observe.responseReady(record, status);
   }
@@ -353,27 +397,70 @@ class HttpLane {
       parsed = queryParams((request.url ?? '').slice(queryAt + 1));
     }
     // Variables nested too deep are refused by yoga's plugin, before anything walks them.
-    const params = laneParams(parsed, options.maxInputDepth);
+    const params = laneParams(parsed, options.maxInputDepth, options.trustedDocuments);
     if (!params) return void (await this.readToYoga(request, response, body));
     // yoga's initial context, as yoga makes it: the server's context, the request and its
     // parameters. yoga's envelop extends it, in place, into the operation's GraphQL context.
-    const context = { req: request, res: response, request: { method, url: path, headers }, params };
+    const context: LaneContext = { req: request, res: response, request: fetchLike(method, path, headers), params };
+    await this.operate(response, record, context, mediaType, body);
+  }
+
+  /**
+   * Answers one operation: its parameters through the `onParams` hooks the lane calls (a cached
+   * answer may end it there), its document parsed and validated, executed, answered.
+   */
+  private async operate(
+    response: ServerResponse,
+    record: RequestRecord,
+    context: LaneContext,
+    mediaType: ResultMediaType,
+    body: string | undefined,
+  ): Promise<void> {
+    const observe = this.#observe;
+    const request = response.req;
     // The request's scope first: the hooks of parsing find it (secrets written into the document).
     observe.scopes.bindOperation(context, { request: record });
+    const early = await this.paramsHooks(context);
+    const { params } = context;
     const enveloped = this.#yoga.getEnveloped(context);
-    const document = operable(enveloped, params, method);
+    const document = early ? undefined : operable(enveloped, params, context.request.method === 'GET' ? 'GET' : 'POST');
     // A document that does not parse or validate, or that yoga must refuse: yoga answers it, as its own.
-    if (document === undefined) return void (await this.readToYoga(request, response, body));
+    if (!early && document === undefined) return void (await this.readToYoga(request, response, body));
     const operation = observe.beginOperation(record);
     observe.scopes.bindOperation(context, { request: record, operation });
     observe.paramsRead(record, operation, params, params.variables ? variableSecrets(params.variables) : []);
-    const result = redactResult(
-      codeVariableErrors(await this.execute(enveloped, document, params, operation)),
-      record.secrets,
-    );
+    const executed = early ?? (await this.execute(enveloped, document as DocumentNode, params, operation));
+    operation.ended ??= performance.now();
+    const result = redactResult(codeVariableErrors(executed), record.secrets);
     observe.resultReady(record, result);
     const { status, headers: extra } = resultStatus(result, mediaType);
     this.send(response, record, status, mediaType, resultBody(result), extra);
+  }
+
+  /**
+   * Calls the `onParams` hooks marked `THE_LANE_CALLS_IT` (src/http/stand-ins.ts), in the plugins' order, as yoga
+   * calls them: each may change the parameters (`context.params`) or set the result (a cached
+   * answer), which is returned.
+   */
+  private async paramsHooks(context: LaneContext): Promise<ExecutionResult | undefined> {
+    let result: ExecutionResult | undefined;
+    for (const hook of this.#paramsHooks) {
+      const done = hook({
+        // JSON's null operationName as yoga's parser leaves it; the type says undefined.
+        params: context.params as GraphQLParams,
+        request: context.request,
+        context,
+        fetchAPI: this.#yoga.fetchAPI,
+        paramsHandler: this.#yoga.handleParams,
+        setParams: (params) => void (context.params = params as Params),
+        setParamsHandler: () => {
+          throw new Error('a plugin whose onParams the lane calls may not replace the params handler');
+        },
+        setResult: (value) => void (result = value as ExecutionResult),
+      });
+      if (done instanceof Promise) await done;
+    }
+    return result;
   }
 
   /**
@@ -404,6 +491,18 @@ class HttpLane {
       operation.ended = performance.now();
     }
   }
+}
+
+/** yoga's initial context of an operation the lane serves; its envelop extends it into the GraphQL context. */
+type LaneContext = { req: IncomingMessage; res: ServerResponse; request: Request; params: Params };
+
+/**
+ * The request as the plugins' hooks the lane runs see it: its method, path and headers, the only
+ * parts they read (a Fetch Request is not built: its making cost more than the rest of a cheap
+ * request).
+ */
+function fetchLike(method: string, url: string, headers: HeaderSource): Request {
+  return { method, url, headers } as Request;
 }
 
 /** What `yoga.getEnveloped` gives for one operation: its parse, validate, context and execute, with every plugin's hooks. */

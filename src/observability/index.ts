@@ -23,6 +23,7 @@ import {
   type UpstreamCallRecord,
 } from './request-context.js';
 import { RequestObserver } from './request-observer.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 import { createTracing, type Tracing, type TracingConfig, type TracingDependencies } from './tracing.js';
 
 /** The settings observability reads: the log level, the endpoints' switches and the OTEL_* settings. */
@@ -120,61 +121,70 @@ export function createObservability(
  */
 function observabilityPlugin(observe: RequestObservations): Plugin {
   const { scopes } = observe;
-  return {
-    instrumentation: {
-      request({ request }, wrapped) {
-        const record = observe.beginRequest(request.method, new URL(request.url).pathname, request.headers, () =>
-          Object.fromEntries(request.headers),
-        );
-        scopes.bindRequest(request, record);
-        return wrapped();
+  return laneStandsIn(
+    {
+      instrumentation: {
+        request({ request }, wrapped) {
+          const record = observe.beginRequest(request.method, new URL(request.url).pathname, request.headers, () =>
+            Object.fromEntries(request.headers),
+          );
+          scopes.bindRequest(request, record);
+          return wrapped();
+        },
+        operation({ context, request }, wrapped) {
+          const record = scopes.requestOf(request);
+          if (record === undefined) return wrapped();
+          const operation = observe.beginOperation(record);
+          scopes.bindOperation(context, { request: record, operation });
+          return (async () => {
+            try {
+              await wrapped();
+            } finally {
+              operation.ended = performance.now();
+            }
+          })();
+        },
       },
-      operation({ context, request }, wrapped) {
-        const record = scopes.requestOf(request);
-        if (record === undefined) return wrapped();
-        const operation = observe.beginOperation(record);
-        scopes.bindOperation(context, { request: record, operation });
-        return (async () => {
-          try {
-            await wrapped();
-          } finally {
-            operation.ended = performance.now();
-          }
-        })();
-      },
-    },
-    onParams({ params, context }) {
-      const scope = scopes.scopeOf(context);
-      if (scope?.operation === undefined) return;
-      observe.paramsRead(scope.request, scope.operation, params, variableSecrets(params.variables));
-    },
-    onParse({ context }) {
-      // Secrets written into the document, found from its syntax tree, are redacted from the request's log lines too.
-      return ({ result }) => {
+      onParams({ params, context }) {
         const scope = scopes.scopeOf(context);
-        if (scope !== undefined && !(result instanceof Error) && result !== null)
-          scope.request.secrets.push(...documentSecrets(result as DocumentNode));
-      };
+        if (scope?.operation === undefined) return;
+        observe.paramsRead(scope.request, scope.operation, params, variableSecrets(params.variables));
+      },
+      onParse({ context }) {
+        // Secrets written into the document, found from its syntax tree, are redacted from the request's log lines too.
+        return ({ result }) => {
+          const scope = scopes.scopeOf(context);
+          if (scope !== undefined && !(result instanceof Error) && result !== null)
+            scope.request.secrets.push(...documentSecrets(result as DocumentNode));
+        };
+      },
+      onExecute({ args }) {
+        const operation = scopes.scopeOf(args.contextValue)?.operation;
+        if (operation !== undefined)
+          observe.executing(
+            operation,
+            getOperationAST(args.document as DocumentNode, args.operationName as string | undefined),
+          );
+      },
+      onResultProcess({ request, result }) {
+        const record = scopes.requestOf(request);
+        if (record !== undefined) observe.resultReady(record, result);
+      },
+      onResponse({ request, response }) {
+        const record = scopes.requestOf(request);
+        if (record === undefined) return;
+        response.headers.set('x-request-id', record.id);
+        observe.responseReady(record, response.status);
+      },
     },
-    onExecute({ args }) {
-      const operation = scopes.scopeOf(args.contextValue)?.operation;
-      if (operation !== undefined)
-        observe.executing(
-          operation,
-          getOperationAST(args.document as DocumentNode, args.operationName as string | undefined),
-        );
+    {
+      instrumentation:
+        'the lane begins the request and its operation with the same RequestObserver (Observability.lane)',
+      onParams: 'the lane gives the observer the same parameters (paramsRead)',
+      onResultProcess: 'the lane gives the observer its result (resultReady)',
+      onResponse: 'the lane sends the request id and gives the observer its status (responseReady)',
     },
-    onResultProcess({ request, result }) {
-      const record = scopes.requestOf(request);
-      if (record !== undefined) observe.resultReady(record, result);
-    },
-    onResponse({ request, response }) {
-      const record = scopes.requestOf(request);
-      if (record === undefined) return;
-      response.headers.set('x-request-id', record.id);
-      observe.responseReady(record, response.status);
-    },
-  };
+  );
 }
 
 /** The upstream observer: metrics, a span, a log entry and the headers of each upstream call. */

@@ -11,6 +11,7 @@
 import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import type { Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 
 export type { APQStore } from '@graphql-yoga/plugin-apq';
 
@@ -39,7 +40,9 @@ function useNoPersistedQueries(): Plugin {
 
 /** The persisted-query plugin for the configuration. */
 export function usePersistedQueries(options: PersistedQueryOptions): Plugin {
-  if (!options.enabled) return useNoPersistedQueries();
+  // Both read a request's extensions, which the lane never takes.
+  const how = { onParams: 'a request with extensions (a persisted query hash) goes to yoga' };
+  if (!options.enabled) return laneStandsIn(useNoPersistedQueries(), how);
   const local = createInMemoryAPQStore({ max: options.maxDocuments, ttl: DOCUMENT_TTL_MS });
-  return useAPQ({ store: options.shared ? options.shared(local, DOCUMENT_TTL_MS) : local });
+  return laneStandsIn(useAPQ({ store: options.shared ? options.shared(local, DOCUMENT_TTL_MS) : local }), how);
 }

@@ -25,6 +25,7 @@ import { closestName, ConfigError } from '../config.js';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
+import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 
 /** What the cache is told by the configuration. */
 export type ResponseCacheOptions = {
@@ -144,20 +145,26 @@ export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
       return [coordinate, Number(ms)];
     }),
   );
+  // yoga's plugin: the lane calls its lookup (onParams) itself; on a miss, the envelop plugin it
+  // adds keeps the answer, on both paths. A revalidation (If-None-Match) is yoga's to answer.
+  const plugin = useResponseCache({
+    cache,
+    ttl: options.ttlMs,
+    ttlPerSchemaCoordinate,
+    session: (request) => credentialSession(request),
+    // The plugin's own key hashes with WebCrypto, one asynchronous job per request (6% of a cached
+    // answer's CPU); node:crypto hashes the same parts at once.
+    buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
+      createHash('sha256')
+        .update(`${documentString}|${operationName ?? ''}|${sortedJson(variableValues ?? {})}|${sessionId ?? ''}`)
+        .digest('hex'),
+    // The answer says nothing about the cache: whether it was a hit is not the caller's business.
+    includeExtensionMetadata: false,
+  });
   return [
-    useResponseCache({
-      cache,
-      ttl: options.ttlMs,
-      ttlPerSchemaCoordinate,
-      session: (request) => credentialSession(request),
-      // The plugin's own key hashes with WebCrypto, one asynchronous job per request (6% of a cached
-      // answer's CPU); node:crypto hashes the same parts at once.
-      buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
-        createHash('sha256')
-          .update(`${documentString}|${operationName ?? ''}|${sortedJson(variableValues ?? {})}|${sessionId ?? ''}`)
-          .digest('hex'),
-      // The answer says nothing about the cache: whether it was a hit is not the caller's business.
-      includeExtensionMetadata: false,
+    laneStandsIn(plugin, {
+      onRequest: 'a request with If-None-Match goes to yoga, whose plugin may answer it 304',
+      onParams: THE_LANE_CALLS_IT,
     }),
     useMutationInvalidation(cache),
   ];

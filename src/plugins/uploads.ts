@@ -9,6 +9,7 @@ import busboy from 'busboy';
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { codedError, type ErrorCode } from '../errors.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 
 /** Limits on multipart requests. */
 export type UploadLimits = {
@@ -85,21 +86,27 @@ function uploadError(message: string, code: ErrorCode = 'BAD_USER_INPUT', status
  */
 export function useStreamingUploads(limits: UploadLimits): Plugin {
   const filesOf = new WeakMap<object, UploadedFile[]>();
-  return {
-    onRequestParse({ request, setRequestParser }) {
-      const contentType = request.headers.get('content-type') ?? '';
-      if (request.method !== 'POST' || !/^multipart\/form-data\b/i.test(contentType)) return;
-      setRequestParser((parsed) => {
-        const files: UploadedFile[] = [];
-        filesOf.set(request, files);
-        return parseMultipart(parsed, contentType, limits, files);
-      });
+  return laneStandsIn(
+    {
+      onRequestParse({ request, setRequestParser }) {
+        const contentType = request.headers.get('content-type') ?? '';
+        if (request.method !== 'POST' || !/^multipart\/form-data\b/i.test(contentType)) return;
+        setRequestParser((parsed) => {
+          const files: UploadedFile[] = [];
+          filesOf.set(request, files);
+          return parseMultipart(parsed, contentType, limits, files);
+        });
+      },
+      onResponse({ request }) {
+        // Whatever the operation did not read is drained, so the connection stays usable.
+        for (const file of filesOf.get(request) ?? []) file.discard(uploadError(`File "${file.field}" was not read`));
+      },
     },
-    onResponse({ request }) {
-      // Whatever the operation did not read is drained, so the connection stays usable.
-      for (const file of filesOf.get(request) ?? []) file.discard(uploadError(`File "${file.field}" was not read`));
+    {
+      onRequestParse: 'a multipart request goes to yoga (the lane reads application/json bodies only)',
+      onResponse: 'idem: only uploads have files to remove',
     },
-  };
+  );
 }
 
 function parseMultipart(

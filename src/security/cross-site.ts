@@ -4,9 +4,11 @@
  * read the answers).
  */
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import type { CORSOptions } from '@whatwg-node/server';
+import type { Plugin } from 'graphql-yoga';
 import { CREDENTIAL_HEADERS } from '../credentials.js';
 import { codedError } from '../errors.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 
 /**
  * Headers that mark a request as sent by a script rather than by a plain HTML form or link (which
@@ -23,12 +25,10 @@ export const CSRF_HEADERS = [
 /** Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all). */
 const CORS_ALLOWED_HEADERS = ['accept', 'content-type', ...Object.values(CREDENTIAL_HEADERS), ...CSRF_HEADERS];
 
-type CorsOptions = YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors'];
-
 /**
  * No CORS headers at all unless origins are configured: only pages of the gateway's own origin can read its answers.
  */
-export function corsOptions(origins: readonly string[] | undefined): CorsOptions {
+export function corsOptions(origins: readonly string[] | undefined): CORSOptions {
   if (origins === undefined) return false;
   const any = origins.includes('*');
   return {
@@ -47,20 +47,26 @@ export function corsOptions(origins: readonly string[] | undefined): CorsOptions
  */
 export function useCsrfPrevention(): Plugin {
   const library = useCSRFPrevention({ requestHeaders: CSRF_HEADERS });
-  return {
-    onRequestParse(payload) {
-      // Other methods are refused by yoga anyway (405); an OPTIONS preflight is CORS's business.
-      if (payload.request.method !== 'GET' && payload.request.method !== 'POST') return undefined;
-      try {
-        return library.onRequestParse?.(payload);
-      } catch {
-        throw codedError(
-          'CSRF_HEADER_REQUIRED',
-          'This request could have been sent by another site: send it as application/json, or add the header ' +
-            'x-graphql-csrf: 1 (GET requests and uploads need the header)',
-          { status: 403 },
-        );
-      }
+  return laneStandsIn(
+    {
+      onRequestParse(payload) {
+        // Other methods are refused by yoga anyway (405); an OPTIONS preflight is CORS's business.
+        if (payload.request.method !== 'GET' && payload.request.method !== 'POST') return undefined;
+        try {
+          return library.onRequestParse?.(payload);
+        } catch {
+          throw codedError(
+            'CSRF_HEADER_REQUIRED',
+            'This request could have been sent by another site: send it as application/json, or add the header ' +
+              'x-graphql-csrf: 1 (GET requests and uploads need the header)',
+            { status: 403 },
+          );
+        }
+      },
     },
-  };
+    {
+      onRequestParse:
+        'the lane serves JSON POSTs, which need no header, and GETs carrying one of CSRF_HEADERS; any other request goes to yoga',
+    },
+  );
 }

@@ -15,7 +15,7 @@ import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
 import { createRateLimiter, useRateLimit, type RateLimiter, type RateLimitStore } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
 import { useRequestBodyLimits } from './request-body.js';
-import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
+import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 
 /** The settings the protections read. */
 export type SecurityConfig = Pick<
@@ -59,6 +59,8 @@ export type Security = {
    * plugin shares its buckets
    */
   rateLimiter: RateLimiter | undefined;
+  /** the trusted documents manifest, with TRUSTED_DOCUMENTS: the HTTP lane serves its documents by hash too */
+  trustedDocuments: TrustedDocuments | undefined;
 };
 
 /**
@@ -112,5 +114,6 @@ export function createSecurity(
     schema: (schema) => checkRepresentations(limitListArguments(schema, config.listArgumentMaxItems)),
     budget: () => new UpstreamCallBudget(config.upstreamMaxCallsPerOperation),
     rateLimiter,
+    trustedDocuments: trusted,
   };
 }

@@ -13,6 +13,7 @@ import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
 import { codedError } from '../errors.js';
 import { createMemoryRateLimitStore, type RateLimitStore, type Take } from './rate-limit-store.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 
 export { createMemoryRateLimitStore, type BucketRule, type RateLimitStore, type Take } from './rate-limit-store.js';
 
@@ -126,21 +127,27 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
  */
 export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(limits)): Plugin {
   if (limiter === undefined) return {};
-  return {
-    async onRequestParse({ request, serverContext }) {
-      if (Reflect.get(serverContext, 'rateLimitChecked') === true) return;
-      const address = clientAddress(
-        peerOf(serverContext),
-        request.headers.get('x-forwarded-for'),
-        limits.trustProxyHops,
-      );
-      const refusal = await limiter.check(address, request.headers);
-      if (refusal) {
-        throw codedError(refusal.code, refusal.message, {
-          status: refusal.status,
-          headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
-        });
-      }
+  return laneStandsIn(
+    {
+      async onRequestParse({ request, serverContext }) {
+        if (Reflect.get(serverContext, 'rateLimitChecked') === true) return;
+        const address = clientAddress(
+          peerOf(serverContext),
+          request.headers.get('x-forwarded-for'),
+          limits.trustProxyHops,
+        );
+        const refusal = await limiter.check(address, request.headers);
+        if (refusal) {
+          throw codedError(refusal.code, refusal.message, {
+            status: refusal.status,
+            headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
+          });
+        }
+      },
     },
-  };
+    {
+      onRequestParse:
+        'the lane checks the same RateLimiter (Security.rateLimiter) before it reads the body, and marks the requests it hands on as checked',
+    },
+  );
 }

@@ -11,6 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { DocumentNode, GraphQLError } from 'graphql';
 import { rebuilt } from '../errors.js';
 import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
   const message = redact(error.message, secrets);
@@ -66,29 +67,40 @@ export function useSecretRedaction(): Plugin {
   const sent = (request: Request, found: readonly string[]) => {
     if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
   };
-  return {
-    onParams({ request, params }) {
-      sent(request, variableSecrets(params.variables));
+  return laneStandsIn(
+    {
+      onParams({ request, params }) {
+        sent(request, variableSecrets(params.variables));
+      },
+      onParse({ context }) {
+        // Literals in the document, from its syntax tree once it is parsed.
+        return ({ result }) => {
+          const request = (context as { request?: Request }).request;
+          if (request !== undefined && !(result instanceof Error) && result !== null)
+            sent(request, documentSecrets(result as DocumentNode));
+        };
+      },
+      onResultProcess(payload) {
+        payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
+      },
     },
-    onParse({ context }) {
-      // Literals in the document, from its syntax tree once it is parsed.
-      return ({ result }) => {
-        const request = (context as { request?: Request }).request;
-        if (request !== undefined && !(result instanceof Error) && result !== null)
-          sent(request, documentSecrets(result as DocumentNode));
-      };
+    {
+      onParams: 'the lane adds the secrets of the variables (variableSecrets) to the request record',
+      onResultProcess: "the lane redacts its result with the same redactResult and the request's secrets",
     },
-    onResultProcess(payload) {
-      payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
-    },
-  };
+  );
 }
 
 /** The yoga plugin of {@link codeVariableErrors}. */
 export function useVariableErrorCode(): Plugin {
-  return {
-    onResultProcess(payload) {
-      payload.setResult(codeVariableErrors(payload.result));
+  return laneStandsIn(
+    {
+      onResultProcess(payload) {
+        payload.setResult(codeVariableErrors(payload.result));
+      },
     },
-  };
+    {
+      onResultProcess: 'the lane applies the same codeVariableErrors',
+    },
+  );
 }

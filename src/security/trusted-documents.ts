@@ -11,6 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { ConfigError } from '../config.js';
 import type { ErrorCode } from '../errors.js';
+import { laneStandsIn } from '../http/stand-ins.js';
 
 /** The manifest: document text by hash. */
 export type TrustedDocuments = ReadonlyMap<string, string>;
@@ -52,7 +53,7 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
   // The plugin builds its errors from these options; the codes are checked against ErrorCode here.
   const refusal = (code: ErrorCode, message: string) => ({ message, extensions: { code, http: { status: 400 } } });
   const required = refusal('TRUSTED_DOCUMENT_REQUIRED', `Only trusted documents run on this gateway: ${HOW}`);
-  return usePersistedOperations({
+  const plugin = usePersistedOperations({
     getPersistedOperation: (hash) => documents.get(hash) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
@@ -61,4 +62,25 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
       notFound: refusal('TRUSTED_DOCUMENT_NOT_FOUND', `Unknown trusted document: ${HOW}`),
     },
   });
+  return laneStandsIn(plugin, {
+    onParams:
+      'the lane serves a request that names a document of the same manifest by hash (trustedDocument), ' +
+      'with its text; a document text, a missing or an unknown hash go to yoga, which refuses them',
+  });
+}
+
+/**
+ * The document a request's parameters name by hash, when they name one of the manifest's and
+ * carry no document text; undefined otherwise (yoga refuses those). The hash is read as yoga's
+ * persisted-operations plugin reads it: `extensions.persistedQuery` of version 1.
+ */
+export function trustedDocument(
+  documents: TrustedDocuments,
+  params: { query?: unknown; extensions?: unknown },
+): string | undefined {
+  if (params.query != null || typeof params.extensions !== 'object' || params.extensions === null) return undefined;
+  const persisted = (params.extensions as { persistedQuery?: unknown }).persistedQuery;
+  if (typeof persisted !== 'object' || persisted === null) return undefined;
+  const { version, sha256Hash } = persisted as { version?: unknown; sha256Hash?: unknown };
+  return version === 1 && typeof sha256Hash === 'string' ? documents.get(sha256Hash) : undefined;
 }

@@ -5,6 +5,19 @@
  * was is `failure.ts`'s to say, reading a bounded body `body.ts`'s, decoding `codec.ts`'s.
  * Identical GETs in flight at the same time share one call (`in-flight.ts`). Area modules
  * (`petstore.ts`, `plants.ts`) sit on top; resolvers never see HTTP.
+ *
+ * Why not undici's interceptors (undici 7 has retry, deduplicate and cache), measured against
+ * what this code must do:
+ * - retry (`RetryHandler`): it has no deadline over the whole call, so retries and the waits
+ *   between them could outlive UPSTREAM_TIMEOUT_MS; it retries 429 and 500 by default and resumes
+ *   a cut body with a Range request, neither of which a JSON API wants; and it has no hook per
+ *   attempt, where each retry is logged for its request and counted.
+ * - deduplicate: it shares a call among identical requests, but a caller cannot leave at its own
+ *   deadline while the others go on waiting (nor the call be aborted only once every caller has
+ *   left), and a caller that joins is not observed (the `shared` mark of the request log and
+ *   metrics); `in-flight.ts` does those.
+ * - cache: there is no upstream cache yet; when there is (issue 23, an HTTP-correct cache keyed
+ *   per credential), its interceptor or `http-cache-semantics` does the RFC 9111 parts.
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';

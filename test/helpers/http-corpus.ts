@@ -6,6 +6,7 @@
  * takes its body and method from a full cross of those two, and its headers from a seeded
  * generator: the same corpus on every run, every value of every dimension many times over.
  */
+import { createHash } from 'node:crypto';
 
 /** One request as a test sends it: header names lower case, the body as text. */
 export type CorpusRequest = {
@@ -19,6 +20,12 @@ export type CorpusRequest = {
 };
 
 const PET = 'query Pet($id: ID!) { pet(id: $id) { id name status } }';
+
+/** A trusted documents manifest holding the corpus's pet query, for a gateway with TRUSTED_DOCUMENTS. */
+export const TRUSTED_MANIFEST: Readonly<Record<string, string>> = {
+  [createHash('sha256').update(PET).digest('hex')]: PET,
+};
+const TRUSTED_HASH = Object.keys(TRUSTED_MANIFEST)[0] ?? '';
 
 /** GraphQL parameters (or a raw body) of each shape the corpus sends. */
 const SHAPES: Record<string, { params?: Record<string, unknown>; raw?: string }> = {
@@ -47,6 +54,19 @@ const SHAPES: Record<string, { params?: Record<string, unknown>; raw?: string }>
     params: { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } },
   },
   // The differential test's gateways allow a depth of 2.
+  'a trusted document by hash': {
+    params: { extensions: { persistedQuery: { version: 1, sha256Hash: TRUSTED_HASH } }, variables: { id: '1' } },
+  },
+  'a trusted document by hash, of another version': {
+    params: { extensions: { persistedQuery: { version: 2, sha256Hash: TRUSTED_HASH } }, variables: { id: '1' } },
+  },
+  'a trusted document by hash, and its text': {
+    params: {
+      query: PET,
+      extensions: { persistedQuery: { version: 1, sha256Hash: TRUSTED_HASH } },
+      variables: { id: '1' },
+    },
+  },
   'a query deeper than the limit': { params: { query: '{ pet(id: "1") { category { name } } }' } },
   'variables nested deeper than the limit': {
     params: { query: PET, variables: { id: '1', deep: JSON.parse(`${'['.repeat(120)}1${']'.repeat(120)}`) } },

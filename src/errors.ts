@@ -79,7 +79,19 @@ export type ErrorCode =
    * the gateway failed outside GraphQL execution (a module that did not load, a plugin or the handler that threw,
    * an answer that could not be written): 500, message `Unexpected error.`, the detail in the server log only
    */
-  | 'INTERNAL_SERVER_ERROR';
+  | 'INTERNAL_SERVER_ERROR'
+  /** the document does not parse: GraphQL's own code, sent by yoga (400; 200 under `Accept: application/json` alone) */
+  | 'GRAPHQL_PARSE_FAILED'
+  /**
+   * the document does not validate against the schema (an unknown field, a wrong enum value, a
+   * fragment cycle): GraphQL's own code, sent by yoga (400; 200 under `Accept: application/json` alone)
+   */
+  | 'GRAPHQL_VALIDATION_FAILED'
+  /**
+   * the document holds several operations and `operationName` names none of them: the executor's
+   * code (200 under `Accept: application/json`, 400 under `application/graphql-response+json`)
+   */
+  | 'OPERATION_RESOLUTION_FAILURE';
 
 /** Where an error points, and how a request refused with it is answered. */
 export type CodedErrorOptions = {

@@ -10,12 +10,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
 import { hooksOnlyYogaRuns, laneStandsIn } from '../src/http/stand-ins.js';
+import { checkErrorCodes } from './helpers/error-codes.js';
 import { httpCorpus, TRUSTED_MANIFEST, type CorpusRequest } from './helpers/http-corpus.js';
 import { listen, stop, testConfig } from './helpers/stack.js';
 import { startUpstream } from './helpers/upstream.js';
@@ -80,13 +82,33 @@ async function throughYoga(served: Served, sent: CorpusRequest): Promise<Answer>
   return comparable(answer.status, answer.headers, body);
 }
 
-/** The requests of `corpus` that the two answer differently, each with both answers. */
+/** The text of an answer's body, decompressed. */
+function bodyText(answer: Answer): string {
+  const bytes = Buffer.from(answer.body, 'base64');
+  const coding = answer.headers['content-encoding'];
+  if (coding === 'gzip') return gunzipSync(bytes).toString('utf8');
+  if (coding === 'br') return brotliDecompressSync(bytes).toString('utf8');
+  return bytes.toString('utf8');
+}
+
+/**
+ * The requests of `corpus` that the two answer differently, each with both answers. Every JSON
+ * answer's error codes are checked against ErrorCode on the way (checkErrorCodes throws).
+ */
 async function differences(served: Served, corpus: readonly CorpusRequest[]) {
   const found: { label: string; http: Answer; yoga: Answer }[] = [];
   for (const sent of corpus) {
     const http = await overHttp(served, sent);
     const yoga = await throughYoga(served, sent);
     if (JSON.stringify(http) !== JSON.stringify(yoga)) found.push({ label: sent.label, http, yoga });
+    for (const answer of [http, yoga]) {
+      if (!/json/.test(answer.headers['content-type'] ?? '')) continue;
+      try {
+        checkErrorCodes(JSON.parse(bodyText(answer)));
+      } catch (error) {
+        throw new Error(`${sent.label}: ${(error as Error).message}`);
+      }
+    }
   }
   return found;
 }

@@ -13,6 +13,8 @@ export const CONTENDER = {
   cacheRedis: 'gateway WORKERS=1 + response cache + rate limits, REDIS_URL',
   brotli: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, Accept-Encoding: br',
   gzip: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, Accept-Encoding: gzip',
+  cors: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + CORS_ORIGINS',
+  hardened: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + trusted documents + CORS_ORIGINS + rate limits',
 } as const;
 
 /** The contenders that answer from a response cache: their upstream calls say nothing of sharing. */
@@ -192,6 +194,56 @@ function renderCompression(input: ResultsInput, find: Find, push: (...lines: str
   if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
 }
 
+/**
+ * Issue 21: what a browser-facing, hardened deployment costs against the default one, and a
+ * response-cache hit against an uncached request; CPU per request, 0 ms upstream, 10 connections.
+ */
+function renderHardened(input: ResultsInput, find: Find, push: (...lines: string[]) => number): void {
+  const rows: { label: string; scenario: number; contender: string; budget: number }[] = [
+    { label: 'CORS_ORIGINS set', scenario: 1, contender: CONTENDER.cors, budget: 1.25 },
+    { label: 'CORS_ORIGINS set', scenario: 2, contender: CONTENDER.cors, budget: 1.25 },
+    {
+      label: 'TRUSTED_DOCUMENTS + CORS_ORIGINS + rate limits',
+      scenario: 1,
+      contender: CONTENDER.hardened,
+      budget: 1.25,
+    },
+    {
+      label: 'TRUSTED_DOCUMENTS + CORS_ORIGINS + rate limits',
+      scenario: 2,
+      contender: CONTENDER.hardened,
+      budget: 1.25,
+    },
+    { label: 'a response-cache hit', scenario: 1, contender: CONTENDER.cache, budget: 0.6 },
+  ];
+  const lines = rows.flatMap(({ label, scenario, contender, budget }) => {
+    const base = find(scenario, 0, 10, CONTENDER.noDedupe);
+    const m = find(scenario, 0, 10, contender);
+    if (base?.cpuMsPerRequest === undefined || m?.cpuMsPerRequest === undefined) return [];
+    const ratio = m.cpuMsPerRequest / base.cpuMsPerRequest;
+    return [
+      `| ${SCENARIO_NAMES[scenario]}: ${label}, ≤ ${budget}× | ${cpu(m.cpuMsPerRequest)} vs ${cpu(base.cpuMsPerRequest)} ms | ${ratio.toFixed(2)}× | ${verdict(ratio <= budget)} |`,
+    ];
+  });
+  if (lines.length === 0) return;
+  push(
+    '## Targets (issue 21)',
+    '',
+    'CPU per request against the default gateway serving the same request, both in one process with sharing of',
+    "upstream calls off (so that no request rides on another's call), 0 ms upstream, 10 connections. The CORS and",
+    'hardened contenders send an `Origin` the gateway allows; the hardened one names its document by hash',
+    "(`extensions.persistedQuery`) from a manifest of the scenarios' documents, with both rate limits set too high to",
+    'refuse. The response-cache row compares answers served from the cache (scenario 1 asks one pet) with the uncached',
+    'request.',
+    '',
+    '| Target | CPU ms/req (contender vs default) | Ratio | |',
+    '|---|---:|---:|---|',
+    ...lines,
+    '',
+  );
+  if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
+}
+
 export function renderResults(input: ResultsInput): string {
   const find = (scenario: number, latencyMs: number, connections: number, contender: string) =>
     input.measurements.find(
@@ -344,6 +396,7 @@ export function renderResults(input: ResultsInput): string {
   }
 
   renderCompression(input, find, push);
+  renderHardened(input, find, push);
 
   // Targets kept from the previous benchmark.
   push('## Earlier targets (kept)', '', '| Target | Measured | |', '|---|---|---|');

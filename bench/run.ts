@@ -19,7 +19,9 @@
  * (`bench/ceiling.ts`, under tsx) and the direct fan-out client (`bench/direct-client.ts`), each
  * in its own process.
  */
+import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { startEmulator } from '../src/emulator/server.js';
@@ -102,6 +104,30 @@ const CACHE_AND_LIMITS = {
   RATE_LIMIT_ADDRESS_PER_MINUTE: '100000000',
 };
 
+/** The page origin the CORS contenders are called from, and allow. */
+const BENCH_ORIGIN = 'https://app.example';
+
+/** The trusted documents manifest of the hardened contender: every scenario's document by its SHA-256 hash. */
+const TRUSTED_MANIFEST = new URL('trusted-documents.json', OUTPUT_DIR);
+
+/** A scenario's GraphQL body with its document named by hash, as a client of trusted documents sends it. */
+function persistedBody(graphql: string): string {
+  const { query, ...rest } = JSON.parse(graphql) as { query: string };
+  const sha256Hash = createHash('sha256').update(query).digest('hex');
+  return JSON.stringify({ ...rest, extensions: { persistedQuery: { version: 1, sha256Hash } } });
+}
+
+/** Writes {@link TRUSTED_MANIFEST}. */
+function writeTrustedManifest(): void {
+  const manifest: Record<string, string> = {};
+  for (const scenario of SCENARIOS) {
+    const { query } = JSON.parse(scenario.graphql) as { query: string };
+    manifest[createHash('sha256').update(query).digest('hex')] = query;
+  }
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  writeFileSync(TRUSTED_MANIFEST, JSON.stringify(manifest));
+}
+
 /** The bench's own redis-server (persistence off), when Debian's `redis-server` is installed. */
 let redisUrl: string | undefined;
 
@@ -113,6 +139,8 @@ type GatewayVariant = {
   headers?: Record<string, string>;
   /** given REDIS_URL: the bench's redis-server (left out when there is none) */
   redis?: boolean;
+  /** sends each scenario's document by hash (`extensions.persistedQuery`), as a client of trusted documents does */
+  trusted?: boolean;
   scenarios: readonly number[];
   /** only at these concurrencies (default: all of the plan's) */
   connections?: readonly number[];
@@ -150,6 +178,34 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
     env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
     headers: { 'accept-encoding': 'gzip' },
     scenarios: [5],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  // Issue 21: a browser-facing gateway, and a hardened one (trusted documents, CORS, rate limits set
+  // too high to refuse), beside the default one with sharing off (CONTENDER.noDedupe).
+  {
+    label: CONTENDER.cors,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false', CORS_ORIGINS: BENCH_ORIGIN },
+    headers: { origin: BENCH_ORIGIN },
+    scenarios: [1, 2],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  {
+    label: CONTENDER.hardened,
+    env: {
+      WORKERS: '1',
+      UPSTREAM_DEDUPE: 'false',
+      CORS_ORIGINS: BENCH_ORIGIN,
+      TRUSTED_DOCUMENTS: fileURLToPath(TRUSTED_MANIFEST),
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      RATE_LIMIT_ADDRESS_PER_MINUTE: '100000000',
+    },
+    headers: { origin: BENCH_ORIGIN },
+    trusted: true,
+    scenarios: [1, 2],
     connections: [10],
     latencies: [0],
     quick: true,
@@ -209,6 +265,7 @@ function graphqlContender(
   scenarios: readonly number[],
   connections?: readonly number[],
   headers?: Record<string, string>,
+  trusted = false,
 ): Contender {
   return {
     label,
@@ -218,7 +275,7 @@ function graphqlContender(
       url,
       method: 'POST',
       headers: { ...GRAPHQL_HEADERS, ...headers },
-      body: scenario.graphql,
+      body: trusted ? persistedBody(scenario.graphql) : scenario.graphql,
     }),
     applies: (scenario, at) =>
       scenarios.includes(scenario.id) && (at === undefined || connections === undefined || connections.includes(at)),
@@ -253,7 +310,11 @@ async function startVariants(
   for (const each of variants()) {
     if (latencyMs !== undefined && each.latencies !== undefined && !each.latencies.includes(latencyMs)) continue;
     const redis: Record<string, string> = each.redis && redisUrl !== undefined ? { REDIS_URL: redisUrl } : {};
-    const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env, ...redis });
+    // A gateway of trusted documents refuses the usual start-up probe (a document text): it is asked a scenario by hash.
+    const first = SCENARIOS[0];
+    const probe =
+      each.trusted && first ? { probe: { body: persistedBody(first.graphql), headers: CREDENTIAL_HEADERS } } : {};
+    const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env, ...redis }, probe);
     children.push(gateway);
     out.push({
       variant: each,
@@ -266,6 +327,7 @@ async function startVariants(
         each.scenarios,
         each.connections,
         each.headers,
+        each.trusted,
       ),
     });
   }
@@ -681,6 +743,7 @@ async function main(): Promise<void> {
   if (PROFILE) return profile();
   const started = Date.now();
   buildGateway();
+  writeTrustedManifest();
   const redis = await startRedisServer().catch((): RedisServer | undefined => undefined);
   if (redis) redisUrl = redis.url;
   else console.log('redis-server is not installed (apt-get install redis-server): no Redis rows');

@@ -1,16 +1,19 @@
 /**
- * The gateway's HTTP front. The common request — a query or mutation sent as a JSON POST, or a
- * query sent as a GET — is served here straight from node:http: read, found in a document cache,
- * executed, answered. No Fetch `Request` or `Response` is built for it; on this path that
- * adaptation cost more CPU than the rest of the request together (bench/PROFILE.md).
+ * The gateway's HTTP front. The common request (a query or mutation sent as a JSON POST, or a
+ * query sent as a GET) is read here from node:http and answered here, while what lies between
+ * runs through yoga's own envelop (`yoga.getEnveloped`): its parser and validation cache, every
+ * plugin's onParse, onValidate, onContextBuilding and onExecute hook, its context factory and its
+ * executor. No Fetch `Request` or `Response` is built for it, nor are yoga's request hooks run
+ * through yoga's pipeline: on this path that cost more CPU than the rest of the request together
+ * (docs/architecture.md, "One request pipeline"). The lane calls the `onParams` and
+ * `onResultProcess` hooks of the plugins marked for it (the response cache's lookup, redaction,
+ * the observer), and does the work of every other request hook the way the plugin's mark says
+ * (src/http/stand-ins.ts); a hook without a mark sends every request to yoga.
  *
- * Everything else goes to yoga, which applies the same plugins: GraphiQL, uploads, batches,
- * persisted and trusted documents, CORS, the response cache, other content types, and every
- * request the lane finds unusual once it has read it (a body that is not JSON, a document that
- * does not parse or validate, a GET mutation). Those are rare or refused, so yoga's cost there
- * does not matter, and their answers stay exactly yoga's. What the lane does itself it does
- * through the same functions as the plugins: the rate limiter, the body limit, error masking
- * and redaction, and the observations (log line, metrics, spans).
+ * Everything else goes to yoga, whole: GraphiQL, uploads, batches, automatic persisted queries,
+ * CORS preflights, other content types, and every request the lane finds unusual once it has read
+ * it (a body that is not JSON, a document that does not parse or validate, a GET mutation).
+ * test/http-differential.test.ts checks that both paths answer alike.
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
@@ -33,11 +36,9 @@ import { valueNestsDeeper } from '../security/input-depth.js';
 import { canonicalMediaType } from '../security/request-body.js';
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
 import { clientAddress, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
-import { codeVariableErrors, redactResult } from '../security/redaction.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
-import { variableSecrets } from '../secrets.js';
 import { encodeAnswer } from './compression.js';
-import { hooksOnlyYogaRuns, paramsHooksTheLaneCalls } from './stand-ins.js';
+import { hooksOnlyYogaRuns, hooksTheLaneCalls } from './stand-ins.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
 /** The answer to a failure outside GraphQL execution: masked, its detail in the log only. */
@@ -209,8 +210,10 @@ class HttpLane {
   /** the request hooks the lane does not stand in for: while there is one, yoga serves every request */
   readonly yogaOnly: readonly string[];
   readonly #serves: boolean;
-  /** the `onParams` hooks the lane calls itself (src/http/stand-ins.ts) */
+  /** the `onParams` and `onResultProcess` hooks the lane calls itself (src/http/stand-ins.ts) */
   readonly #paramsHooks: NonNullable<Plugin['onParams']>[];
+  readonly #resultHooks: NonNullable<Plugin['onResultProcess']>[];
+  readonly #waitUntil: LaneContext['waitUntil'];
 
   constructor(options: LaneOptions) {
     this.#options = options;
@@ -218,7 +221,9 @@ class HttpLane {
     this.#observe = options.observe;
     this.#endpoint = options.yoga.graphqlEndpoint;
     this.yogaOnly = hooksOnlyYogaRuns(options.plugins);
-    this.#paramsHooks = paramsHooksTheLaneCalls(options.plugins);
+    this.#paramsHooks = hooksTheLaneCalls(options.plugins, 'onParams');
+    this.#resultHooks = hooksTheLaneCalls(options.plugins, 'onResultProcess');
+    this.#waitUntil = (promise) => void promise?.catch((error: unknown) => options.logMasked(error));
     this.#serves = this.yogaOnly.length === 0;
     if (!this.#serves) options.notice(`HTTP lane off, yoga serves every request: ${this.yogaOnly.join(', ')}`);
     this.handler = this.handle.bind(this);
@@ -401,13 +406,20 @@ class HttpLane {
     if (!params) return void (await this.readToYoga(request, response, body));
     // yoga's initial context, as yoga makes it: the server's context, the request and its
     // parameters. yoga's envelop extends it, in place, into the operation's GraphQL context.
-    const context: LaneContext = { req: request, res: response, request: fetchLike(method, path, headers), params };
+    const context: LaneContext = {
+      req: request,
+      res: response,
+      waitUntil: this.#waitUntil,
+      request: fetchLike(method, path, headers),
+      params,
+    };
     await this.operate(response, record, context, mediaType, body);
   }
 
   /**
    * Answers one operation: its parameters through the `onParams` hooks the lane calls (a cached
-   * answer may end it there), its document parsed and validated, executed, answered.
+   * answer may end it there), its document parsed and validated, executed, its result through the
+   * `onResultProcess` hooks the lane calls, answered.
    */
   private async operate(
     response: ServerResponse,
@@ -417,30 +429,27 @@ class HttpLane {
     body: string | undefined,
   ): Promise<void> {
     const observe = this.#observe;
-    const request = response.req;
-    // The request's scope first: the hooks of parsing find it (secrets written into the document).
-    observe.scopes.bindOperation(context, { request: record });
-    const early = await this.paramsHooks(context);
-    const { params } = context;
-    const enveloped = this.#yoga.getEnveloped(context);
-    const document = early ? undefined : operable(enveloped, params, context.request.method === 'GET' ? 'GET' : 'POST');
-    // A document that does not parse or validate, or that yoga must refuse: yoga answers it, as its own.
-    if (!early && document === undefined) return void (await this.readToYoga(request, response, body));
+    // Found by the hooks as yoga's path finds its own: the record by the request, the operation by the context.
+    observe.scopes.bindRequest(context.request, record);
     const operation = observe.beginOperation(record);
     observe.scopes.bindOperation(context, { request: record, operation });
-    observe.paramsRead(record, operation, params, params.variables ? variableSecrets(params.variables) : []);
-    const executed = early ?? (await this.execute(enveloped, document as DocumentNode, params, operation));
+    const early = await this.paramsHooks(context);
+    const enveloped = this.#yoga.getEnveloped(context);
+    const method = context.request.method === 'GET' ? 'GET' : 'POST';
+    const document = early ? undefined : operable(enveloped, context.params, method);
+    // A document that does not parse or validate, or that yoga must refuse: yoga answers it, as its own.
+    if (!early && document === undefined) return void (await this.readToYoga(response.req, response, body));
+    const executed = early ?? (await this.execute(enveloped, document as DocumentNode, context.params, operation));
     operation.ended ??= performance.now();
-    const result = redactResult(codeVariableErrors(executed), record.secrets);
-    observe.resultReady(record, result);
+    const result = await this.resultHooks(context, executed);
     const { status, headers: extra } = resultStatus(result, mediaType);
     this.send(response, record, status, mediaType, resultBody(result), extra);
   }
 
   /**
-   * Calls the `onParams` hooks marked `THE_LANE_CALLS_IT` (src/http/stand-ins.ts), in the plugins' order, as yoga
-   * calls them: each may change the parameters (`context.params`) or set the result (a cached
-   * answer), which is returned.
+   * Calls the `onParams` hooks marked `THE_LANE_CALLS_IT` (src/http/stand-ins.ts), in the plugins'
+   * order, as yoga calls them: each may change the parameters (`context.params`) or set the result
+   * (a cached answer), which is returned.
    */
   private async paramsHooks(context: LaneContext): Promise<ExecutionResult | undefined> {
     let result: ExecutionResult | undefined;
@@ -457,6 +466,30 @@ class HttpLane {
           throw new Error('a plugin whose onParams the lane calls may not replace the params handler');
         },
         setResult: (value) => void (result = value as ExecutionResult),
+      });
+      if (done instanceof Promise) await done;
+    }
+    return result;
+  }
+
+  /**
+   * Calls the `onResultProcess` hooks marked `THE_LANE_CALLS_IT` (src/http/stand-ins.ts), in the
+   * plugins' order, as yoga calls them: each may replace the result (codes, redaction), and the
+   * observer records it.
+   */
+  private async resultHooks(context: LaneContext, executed: ExecutionResult): Promise<ExecutionResult> {
+    let result = executed;
+    for (const hook of this.#resultHooks) {
+      const done = hook({
+        request: context.request,
+        result,
+        setResult: (value) => void (result = value as ExecutionResult),
+        resultProcessor: undefined,
+        setResultProcessor: () => {
+          throw new Error('a plugin whose onResultProcess the lane calls may not choose the result processor');
+        },
+        acceptableMediaTypes: [],
+        serverContext: context,
       });
       if (done instanceof Promise) await done;
     }
@@ -494,7 +527,14 @@ class HttpLane {
 }
 
 /** yoga's initial context of an operation the lane serves; its envelop extends it into the GraphQL context. */
-type LaneContext = { req: IncomingMessage; res: ServerResponse; request: Request; params: Params };
+type LaneContext = {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** work a plugin leaves running after the answer (whatwg-node's server context has it); its failure is logged */
+  waitUntil: (promise: Promise<unknown> | void) => void;
+  request: Request;
+  params: Params;
+};
 
 /**
  * The request as the plugins' hooks the lane runs see it: its method, path and headers, the only

@@ -11,6 +11,8 @@
  * checks that the two paths answer alike.
  */
 
+import type { Plugin } from 'graphql-yoga';
+
 /** yoga's request hooks (and whatwg-node's), which the lane does not call. */
 export const REQUEST_HOOKS = [
   'onRequest',
@@ -31,9 +33,12 @@ type RequestHook = (typeof REQUEST_HOOKS)[number];
 export type StandIn = Partial<Record<RequestHook, string>>;
 
 /**
- * The mark of an `onParams` hook the lane calls itself, as yoga would (with the parameters, a
- * request whose headers are node's, the operation's initial context, `setParams` and
- * `setResult`), in the plugins' order: the response cache's lookup, for one.
+ * The mark of an `onParams` or `onResultProcess` hook the lane calls itself, in the plugins'
+ * order, as yoga would: with the parameters or the result, a request whose method, URL and
+ * headers are node's (`headers.get` only), the operation's initial context, and `setParams` or
+ * `setResult`. Not `setParamsHandler` nor `setResultProcessor`: a hook that needs them must
+ * leave its requests to yoga. The response cache's lookup, the redaction of secrets and the
+ * observer's record are such hooks.
  */
 export const THE_LANE_CALLS_IT = 'the lane calls it';
 
@@ -49,13 +54,17 @@ export function laneStandsIn<P extends object>(plugin: P, how: StandIn): P {
   return plugin;
 }
 
-/** The `onParams` hooks of `plugins` the lane calls itself ({@link THE_LANE_CALLS_IT}), in their order. */
-export function paramsHooksTheLaneCalls<H>(plugins: readonly { onParams?: H }[]): H[] {
-  return plugins.flatMap((plugin) =>
-    plugin.onParams !== undefined && (plugin as { [STAND_IN]?: StandIn })[STAND_IN]?.onParams === THE_LANE_CALLS_IT
-      ? [plugin.onParams]
-      : [],
-  );
+/** The `hook`s of `plugins` the lane calls itself ({@link THE_LANE_CALLS_IT}), in the plugins' order. */
+export function hooksTheLaneCalls<K extends 'onParams' | 'onResultProcess'>(
+  plugins: readonly Plugin[],
+  hook: K,
+): NonNullable<Plugin[K]>[] {
+  return plugins.flatMap((plugin) => {
+    const called = plugin[hook];
+    return called !== undefined && (plugin as { [STAND_IN]?: StandIn })[STAND_IN]?.[hook] === THE_LANE_CALLS_IT
+      ? [called]
+      : [];
+  });
 }
 
 /**

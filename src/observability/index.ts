@@ -23,7 +23,7 @@ import {
   type UpstreamCallRecord,
 } from './request-context.js';
 import { RequestObserver } from './request-observer.js';
-import { laneStandsIn } from '../http/stand-ins.js';
+import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import { createTracing, type Tracing, type TracingConfig, type TracingDependencies } from './tracing.js';
 
 /** The settings observability reads: the log level, the endpoints' switches and the OTEL_* settings. */
@@ -180,8 +180,8 @@ function observabilityPlugin(observe: RequestObservations): Plugin {
     {
       instrumentation:
         'the lane begins the request and its operation with the same RequestObserver (Observability.lane)',
-      onParams: 'the lane gives the observer the same parameters (paramsRead)',
-      onResultProcess: 'the lane gives the observer its result (resultReady)',
+      onParams: THE_LANE_CALLS_IT,
+      onResultProcess: THE_LANE_CALLS_IT,
       onResponse: 'the lane sends the request id and gives the observer its status (responseReady)',
     },
   );

@@ -11,7 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { DocumentNode, GraphQLError } from 'graphql';
 import { rebuilt } from '../errors.js';
 import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
-import { laneStandsIn } from '../http/stand-ins.js';
+import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
   const message = redact(error.message, secrets);
@@ -85,8 +85,8 @@ export function useSecretRedaction(): Plugin {
       },
     },
     {
-      onParams: 'the lane adds the secrets of the variables (variableSecrets) to the request record',
-      onResultProcess: "the lane redacts its result with the same redactResult and the request's secrets",
+      onParams: THE_LANE_CALLS_IT,
+      onResultProcess: THE_LANE_CALLS_IT,
     },
   );
 }
@@ -100,7 +100,7 @@ export function useVariableErrorCode(): Plugin {
       },
     },
     {
-      onResultProcess: 'the lane applies the same codeVariableErrors',
+      onResultProcess: THE_LANE_CALLS_IT,
     },
   );
 }

@@ -214,6 +214,10 @@ class HttpLane {
   readonly #paramsHooks: NonNullable<Plugin['onParams']>[];
   readonly #resultHooks: NonNullable<Plugin['onResultProcess']>[];
   readonly #waitUntil: LaneContext['waitUntil'];
+  // yoga's members the lane uses per request, read once: each read goes through its adapter's Proxy.
+  readonly #getEnveloped: LaneOptions['yoga']['getEnveloped'];
+  readonly #fetchAPI: LaneOptions['yoga']['fetchAPI'];
+  readonly #handleParams: LaneOptions['yoga']['handleParams'];
 
   constructor(options: LaneOptions) {
     this.#options = options;
@@ -223,6 +227,9 @@ class HttpLane {
     this.yogaOnly = hooksOnlyYogaRuns(options.plugins);
     this.#paramsHooks = hooksTheLaneCalls(options.plugins, 'onParams');
     this.#resultHooks = hooksTheLaneCalls(options.plugins, 'onResultProcess');
+    this.#getEnveloped = options.yoga.getEnveloped;
+    this.#fetchAPI = options.yoga.fetchAPI;
+    this.#handleParams = options.yoga.handleParams;
     this.#waitUntil = (promise) => void promise?.catch((error: unknown) => options.logMasked(error));
     this.#serves = this.yogaOnly.length === 0;
     if (!this.#serves) options.notice(`HTTP lane off, yoga serves every request: ${this.yogaOnly.join(', ')}`);
@@ -337,7 +344,10 @@ class HttpLane {
       ...answer.headers,
       ...extra,
     };
-    const cors = getCORSHeadersByRequestAndOptions(headerReaderRequest(response.req), this.#options.cors);
+    const cors =
+      this.#options.cors === false
+        ? null
+        : getCORSHeadersByRequestAndOptions(headerReaderRequest(response.req), this.#options.cors);
     // Set as whatwg-node's CORS plugin sets them on yoga's answers: each replaces a header of its name.
     if (cors !== null) for (const [name, value] of Object.entries(cors)) headers[name.toLowerCase()] = value;
     response.writeHead(status, headers);
@@ -433,15 +443,18 @@ class HttpLane {
     observe.scopes.bindRequest(context.request, record);
     const operation = observe.beginOperation(record);
     observe.scopes.bindOperation(context, { request: record, operation });
-    const early = await this.paramsHooks(context);
-    const enveloped = this.#yoga.getEnveloped(context);
+    const hooked = this.paramsHooks(context);
+    // Awaited only when a hook was asynchronous: a promise per await is a fair share of a cheap request.
+    const early = hooked instanceof Promise ? await hooked : hooked;
+    const enveloped = this.#getEnveloped(context);
     const method = context.request.method === 'GET' ? 'GET' : 'POST';
     const document = early ? undefined : operable(enveloped, context.params, method);
     // A document that does not parse or validate, or that yoga must refuse: yoga answers it, as its own.
     if (!early && document === undefined) return void (await this.readToYoga(response.req, response, body));
     const executed = early ?? (await this.execute(enveloped, document as DocumentNode, context.params, operation));
     operation.ended ??= performance.now();
-    const result = await this.resultHooks(context, executed);
+    const processed = this.resultHooks(context, executed);
+    const result = processed instanceof Promise ? await processed : processed;
     const { status, headers: extra } = resultStatus(result, mediaType);
     this.send(response, record, status, mediaType, resultBody(result), extra);
   }
@@ -451,23 +464,26 @@ class HttpLane {
    * order, as yoga calls them: each may change the parameters (`context.params`) or set the result
    * (a cached answer), which is returned.
    */
-  private async paramsHooks(context: LaneContext): Promise<ExecutionResult | undefined> {
-    let result: ExecutionResult | undefined;
-    for (const hook of this.#paramsHooks) {
-      const done = hook({
+  private paramsHooks(
+    context: LaneContext,
+    start = 0,
+    found?: ExecutionResult,
+  ): ExecutionResult | undefined | Promise<ExecutionResult | undefined> {
+    let result = found;
+    const hooks = this.#paramsHooks;
+    for (let index = start; index < hooks.length; index++) {
+      const done = hooks[index]?.({
         // JSON's null operationName as yoga's parser leaves it; the type says undefined.
         params: context.params as GraphQLParams,
         request: context.request,
         context,
-        fetchAPI: this.#yoga.fetchAPI,
-        paramsHandler: this.#yoga.handleParams,
+        fetchAPI: this.#fetchAPI,
+        paramsHandler: this.#handleParams,
         setParams: (params) => void (context.params = params as Params),
-        setParamsHandler: () => {
-          throw new Error('a plugin whose onParams the lane calls may not replace the params handler');
-        },
+        setParamsHandler: refuseParamsHandler,
         setResult: (value) => void (result = value as ExecutionResult),
       });
-      if (done instanceof Promise) await done;
+      if (done instanceof Promise) return done.then(() => this.paramsHooks(context, index + 1, result));
     }
     return result;
   }
@@ -477,21 +493,24 @@ class HttpLane {
    * plugins' order, as yoga calls them: each may replace the result (codes, redaction), and the
    * observer records it.
    */
-  private async resultHooks(context: LaneContext, executed: ExecutionResult): Promise<ExecutionResult> {
+  private resultHooks(
+    context: LaneContext,
+    executed: ExecutionResult,
+    start = 0,
+  ): ExecutionResult | Promise<ExecutionResult> {
     let result = executed;
-    for (const hook of this.#resultHooks) {
-      const done = hook({
+    const hooks = this.#resultHooks;
+    for (let index = start; index < hooks.length; index++) {
+      const done = hooks[index]?.({
         request: context.request,
         result,
         setResult: (value) => void (result = value as ExecutionResult),
         resultProcessor: undefined,
-        setResultProcessor: () => {
-          throw new Error('a plugin whose onResultProcess the lane calls may not choose the result processor');
-        },
-        acceptableMediaTypes: [],
+        setResultProcessor: refuseResultProcessor,
+        acceptableMediaTypes: NO_MEDIA_TYPES,
         serverContext: context,
       });
-      if (done instanceof Promise) await done;
+      if (done instanceof Promise) return done.then(() => this.resultHooks(context, result, index + 1));
     }
     return result;
   }
@@ -508,7 +527,8 @@ class HttpLane {
     operation: OperationRecord,
   ): Promise<ExecutionResult> {
     try {
-      const contextValue = (await enveloped.contextFactory()) as Record<string, unknown>;
+      const built = enveloped.contextFactory() as Record<string, unknown> | Promise<Record<string, unknown>>;
+      const contextValue = built instanceof Promise ? await built : built;
       const executed = (await enveloped.execute({
         schema: enveloped.schema as GraphQLSchema,
         document,
@@ -525,6 +545,15 @@ class HttpLane {
     }
   }
 }
+
+/** What a hook the lane calls may not do (src/http/stand-ins.ts, THE_LANE_CALLS_IT). */
+function refuseParamsHandler(): never {
+  throw new Error('a plugin whose onParams the lane calls may not replace the params handler');
+}
+function refuseResultProcessor(): never {
+  throw new Error('a plugin whose onResultProcess the lane calls may not choose the result processor');
+}
+const NO_MEDIA_TYPES: string[] = [];
 
 /** yoga's initial context of an operation the lane serves; its envelop extends it into the GraphQL context. */
 type LaneContext = {

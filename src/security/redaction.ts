@@ -25,6 +25,12 @@ function isResult(value: unknown): value is Result {
   return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
 }
 
+/** True when a result, or a result of a batch, carries an error (a stream: always, it is not looked into here). */
+function hasErrors(result: unknown): boolean {
+  if (Array.isArray(result)) return result.some(hasErrors);
+  return !isResult(result) || (result.errors?.length ?? 0) > 0;
+}
+
 /** Applies `change` to every error of a result or a batch of results (a stream is left alone). */
 function mapErrors<R>(result: R, change: (error: GraphQLError) => GraphQLError): R {
   const one = (value: unknown) =>
@@ -81,6 +87,8 @@ export function useSecretRedaction(): Plugin {
         };
       },
       onResultProcess(payload) {
+        // Most results carry no error: nothing to redact, and the secrets need not be gathered.
+        if (!hasErrors(payload.result)) return;
         payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
       },
     },

@@ -208,6 +208,34 @@ describe('the node:http front and yoga', () => {
   });
 });
 
+describe('a rate-limit refusal', () => {
+  it('is the same answer from the lane as from yoga: the rate-limit plugin error', async () => {
+    const limited = await serve(
+      testConfig({ petstoreUrl: upstream.petstoreUrl, plantsUrl: upstream.plantsUrl, rateLimitPerMinute: 1 }),
+    );
+    try {
+      const sent: CorpusRequest = {
+        label: 'the second request of the minute',
+        method: 'POST',
+        path: '/graphql',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      };
+      // Each path counts its own caller (node's peer address; none for a Fetch request): one each, then refused.
+      await overHttp(limited, sent);
+      await throughYoga(limited, sent);
+      const http = await overHttp(limited, sent);
+      const yoga = await throughYoga(limited, sent);
+
+      expect(http.status).toBe(429);
+      expect(bodyText(http)).toContain('"code":"RATE_LIMITED"');
+      expect(http).toEqual(yoga);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe("which requests the lane serves, from the plugins' hooks", () => {
   it('none while a plugin has a request hook that no stand-in covers, a new hook of a marked plugin included', () => {
     const marked = laneStandsIn({ onParams: () => undefined }, { onParams: 'the lane does it' });

@@ -35,7 +35,7 @@ import type { OperationRecord, RequestRecord } from '../observability/request-co
 import { valueNestsDeeper } from '../security/input-depth.js';
 import { canonicalMediaType } from '../security/request-body.js';
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
-import { clientAddress, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
+import { clientAddress, refusalError, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { encodeAnswer } from './compression.js';
 import { hooksOnlyYogaRuns, hooksTheLaneCalls } from './stand-ins.js';
@@ -363,19 +363,12 @@ class HttpLane {
     mediaType: ResultMediaType,
     refusal: RateLimitRefusal,
   ): void {
-    // Refused before the body is read, with no error object built: a refusal costs less than an answer.
+    // Refused before the body is read, with the error yoga's path answers (the rate-limit plugin's).
     request.resume();
     this.#observe.refused(record, refusal.code);
-    this.send(
-      response,
-      record,
-      refusal.status,
-      mediaType,
-      `{"errors":[{"message":${JSON.stringify(refusal.message)},"extensions":{"code":"${refusal.code}"}}]}`,
-      {
-        'retry-after': String(refusal.retryAfterSeconds),
-      },
-    );
+    const result = { errors: [refusalError(refusal)] };
+    const { status, headers } = resultStatus(result, mediaType);
+    this.send(response, record, status, mediaType, resultBody(result), headers);
   }
 
   /** Serves a request the lane took on from its head: read, found or prepared, executed, answered. */

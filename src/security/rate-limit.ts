@@ -8,6 +8,7 @@
  * (src/cluster/ipc.ts), or in Redis with REDIS_URL (src/redis/rate-limit-store.ts).
  */
 import { IncomingMessage } from 'node:http';
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
@@ -118,6 +119,14 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
   };
 }
 
+/** The error a refused request is answered with, on either HTTP path: its code, status and Retry-After. */
+export function refusalError(refusal: RateLimitRefusal): GraphQLError {
+  return codedError(refusal.code, refusal.message, {
+    status: refusal.status,
+    headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
+  });
+}
+
 /**
  * The yoga plugin: each GraphQL request takes a token from its client's bucket and from its
  * address's; without one it is refused with 429, RATE_LIMITED and a Retry-After in seconds.
@@ -137,12 +146,7 @@ export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(lim
           limits.trustProxyHops,
         );
         const refusal = await limiter.check(address, request.headers);
-        if (refusal) {
-          throw codedError(refusal.code, refusal.message, {
-            status: refusal.status,
-            headers: { 'Retry-After': String(refusal.retryAfterSeconds) },
-          });
-        }
+        if (refusal) throw refusalError(refusal);
       },
     },
     {

@@ -196,7 +196,7 @@ export function createHttpHandler(options: LaneOptions): { handler: HttpHandler;
 }
 
 /**
- * The lane: its options and the document cache, and one short method per step of a request.
+ * The lane: its options, the hooks it calls, and one short method per step of a request.
  * {@link HttpLane.handler} is bound once, at construction; nothing is built per request but
  * what the steps themselves need.
  */
@@ -371,7 +371,7 @@ class HttpLane {
     this.send(response, record, status, mediaType, resultBody(result), headers);
   }
 
-  /** Serves a request the lane took on from its head: read, found or prepared, executed, answered. */
+  /** Serves a request the lane took on from its head: read, checked against the rate limit, its parameters found, operated. */
   private async serve(
     request: IncomingMessage,
     response: ServerResponse,

@@ -112,6 +112,27 @@ describe('with RESPONSE_CACHE_TTL_MS set', () => {
     expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/3']);
   });
 
+  it("answers a revalidation naming the kept answer's ETag with a 304 and no body, without an upstream call", async () => {
+    const first = await fetch(stack.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...ALL_CREDENTIALS },
+      body: JSON.stringify({ query: PET, variables: { id: '3' } }),
+    });
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^[0-9a-f]{64}$/);
+    stack.upstream();
+
+    const again = await fetch(stack.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'if-none-match': etag ?? '', ...ALL_CREDENTIALS },
+      body: JSON.stringify({ query: PET, variables: { id: '3' } }),
+    });
+
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(stack.upstream()).toEqual([]);
+  });
+
   it('does not keep an answer with errors', async () => {
     const anonymous = await stack.gql('{ inventory { entries { status } } }');
     expect(anonymous.errors?.[0]?.extensions?.['code']).toBeDefined();

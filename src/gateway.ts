@@ -242,6 +242,8 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
     context: (initial) =>
       createContext(initial.request, upstreamsFor(security.budget(), observability.lane.scopes.scopeOf(initial))),
     maskedErrors: { maskError },
+    // Its document cache stays; validation results are kept by useValidationRules (src/security/query-limits.ts).
+    parserAndValidationCache: { validationCache: false },
     // GraphiQL, CORS, batching and the body limit, as configured.
     ...security.yogaOptions,
     renderGraphiQL: graphiql.render,

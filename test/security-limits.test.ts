@@ -339,11 +339,13 @@ describe('operation shape limits', () => {
       // `{ pets ( ids : [` and `] ) { id } }` are 12 tokens, each id one more.
       ['40 tokens', `{ pets(ids: [${ids(28).join(' ')}]) { id } }`, []],
       ['41 tokens', `{ pets(ids: [${ids(29).join(' ')}]) { id } }`, ['TOO_MANY_TOKENS']],
-    ])('%s', async (_, query, expected) => {
-      const result = await strict().gql(query, {}, ALL_CREDENTIALS);
+    ])('%s (answered alike when it comes again, from the kept validation)', async (_, query, expected) => {
+      for (let round = 0; round < 2; round++) {
+        const result = await strict().gql(query, {}, ALL_CREDENTIALS);
 
-      expect(codes(result)).toEqual(expected);
-      expect(result.status).toBe(expected.length === 0 ? 200 : 400);
+        expect(codes(result)).toEqual(expected);
+        expect(result.status).toBe(expected.length === 0 ? 200 : 400);
+      }
     });
 
     it('names the limit in the message', async () => {

@@ -464,18 +464,20 @@ class HttpLane {
   ): ExecutionResult | undefined | Promise<ExecutionResult | undefined> {
     let result = found;
     const hooks = this.#paramsHooks;
+    // One payload for the hooks of this request, read afresh by each (yoga makes one per hook).
+    const payload: Parameters<NonNullable<Plugin['onParams']>>[0] = {
+      // JSON's null operationName as yoga's parser leaves it; the type says undefined.
+      params: context.params as GraphQLParams,
+      request: context.request,
+      context,
+      fetchAPI: this.#fetchAPI,
+      paramsHandler: this.#handleParams,
+      setParams: (params) => void ((payload.params = params), (context.params = params as Params)),
+      setParamsHandler: refuseParamsHandler,
+      setResult: (value) => void (result = value as ExecutionResult),
+    };
     for (let index = start; index < hooks.length; index++) {
-      const done = hooks[index]?.({
-        // JSON's null operationName as yoga's parser leaves it; the type says undefined.
-        params: context.params as GraphQLParams,
-        request: context.request,
-        context,
-        fetchAPI: this.#fetchAPI,
-        paramsHandler: this.#handleParams,
-        setParams: (params) => void (context.params = params as Params),
-        setParamsHandler: refuseParamsHandler,
-        setResult: (value) => void (result = value as ExecutionResult),
-      });
+      const done = hooks[index]?.(payload);
       if (done instanceof Promise) return done.then(() => this.paramsHooks(context, index + 1, result));
     }
     return result;
@@ -491,21 +493,23 @@ class HttpLane {
     executed: ExecutionResult,
     start = 0,
   ): ExecutionResult | Promise<ExecutionResult> {
-    let result = executed;
     const hooks = this.#resultHooks;
+    // One payload for the hooks of this request, as for the parameters' hooks.
+    const payload: Parameters<NonNullable<Plugin['onResultProcess']>>[0] = {
+      request: context.request,
+      result: executed,
+      setResult: (value) => void (payload.result = value),
+      resultProcessor: undefined,
+      setResultProcessor: refuseResultProcessor,
+      acceptableMediaTypes: NO_MEDIA_TYPES,
+      serverContext: context,
+    };
     for (let index = start; index < hooks.length; index++) {
-      const done = hooks[index]?.({
-        request: context.request,
-        result,
-        setResult: (value) => void (result = value as ExecutionResult),
-        resultProcessor: undefined,
-        setResultProcessor: refuseResultProcessor,
-        acceptableMediaTypes: NO_MEDIA_TYPES,
-        serverContext: context,
-      });
-      if (done instanceof Promise) return done.then(() => this.resultHooks(context, result, index + 1));
+      const done = hooks[index]?.(payload);
+      if (done instanceof Promise)
+        return done.then(() => this.resultHooks(context, payload.result as ExecutionResult, index + 1));
     }
-    return result;
+    return payload.result as ExecutionResult;
   }
 
   /**

@@ -11,7 +11,7 @@ import { checkRepresentations } from './entities.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useInputDepthLimit } from './input-depth.js';
-import { useDisableIntrospection, useQueryLimits } from './query-limits.js';
+import { useQueryLimits } from './query-limits.js';
 import { createRateLimiter, useRateLimit, type RateLimiter, type RateLimitStore } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
 import { useRequestBodyLimits } from './request-body.js';
@@ -89,7 +89,7 @@ export function createSecurity(
       maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
     }),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
-    useQueryLimits({
+    ...useQueryLimits({
       maxDepth: config.queryMaxDepth,
       maxAliases: config.queryMaxAliases,
       maxTokens: config.queryMaxTokens,
@@ -97,7 +97,6 @@ export function createSecurity(
       maxCost: config.queryMaxCost,
       introspection: config.introspection,
     }),
-    ...(config.introspection ? [] : [useDisableIntrospection()]),
     // Before the plugins that walk variables (redaction, the response cache's key, the log).
     useInputDepthLimit(config.inputMaxDepth),
     useVariableErrorCode(),

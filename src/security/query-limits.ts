@@ -4,8 +4,15 @@
  * A refused operation gets one error with a stable code and HTTP 400; no resolver runs, so the
  * upstreams receive nothing.
  */
-import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { getNamedType, isIntrospectionType, type GraphQLError, type ValidationRule } from 'graphql';
+import { ApolloArmor, EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import {
+  getNamedType,
+  isIntrospectionType,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { codedError, type ErrorCode } from '../errors.js';
 
@@ -41,17 +48,28 @@ function report(code: ErrorCode): RejectCallback {
 }
 
 /**
- * The graphql-armor plugin with the gateway's limits. Rejections are reported as validation
- * errors (not thrown), so they reach the caller as a 400 with a code; the token limit, which
- * is checked while parsing, throws its own coded error.
+ * The gateway's limits: graphql-armor's token limit on parsing and its field-suggestion mask, as
+ * its envelop plugin, and its depth, alias, directive and cost rules (with the introspection ban
+ * when introspection is off) in one validation plugin ({@link useValidationRules}). Rejections
+ * are reported as validation errors (not thrown), so they reach the caller as a 400 with a code;
+ * the token limit, which is checked while parsing, throws its own coded error.
  */
-export function useQueryLimits(limits: QueryLimits): Plugin {
+export function useQueryLimits(limits: QueryLimits): Plugin[] {
   const validation = { propagateOnRejection: false, exposeLimits: true } as const;
-  return EnvelopArmorPlugin({
+  // armor's rules, made once: its envelop plugin would make each one again for every request.
+  const { validationRules } = new ApolloArmor({
     maxDepth: { ...validation, n: limits.maxDepth, onReject: [report('QUERY_TOO_DEEP')] },
     maxAliases: { ...validation, n: limits.maxAliases, onReject: [report('TOO_MANY_ALIASES')] },
     maxDirectives: { ...validation, n: limits.maxDirectives, onReject: [report('TOO_MANY_DIRECTIVES')] },
     costLimit: { ...validation, maxCost: limits.maxCost, onReject: [report('QUERY_TOO_COSTLY')] },
+    maxTokens: { enabled: false },
+    blockFieldSuggestion: { enabled: false },
+  }).protect();
+  const parsing: Plugin = EnvelopArmorPlugin({
+    maxDepth: { enabled: false },
+    maxAliases: { enabled: false },
+    maxDirectives: { enabled: false },
+    costLimit: { enabled: false },
     maxTokens: {
       n: limits.maxTokens,
       exposeLimits: true,
@@ -65,6 +83,30 @@ export function useQueryLimits(limits: QueryLimits): Plugin {
     // "Did you mean …?" in validation messages spells out the schema: hidden when introspection is.
     blockFieldSuggestion: { enabled: !limits.introspection },
   });
+  return [parsing, useValidationRules([...validationRules, ...(limits.introspection ? [] : [noIntrospection])])];
+}
+
+/**
+ * Adds `rules` to validation, and keeps each document's validation result (by schema and parsed
+ * document, which yoga's parser cache hands out once per document text), so a document is
+ * validated once. It replaces yoga's validation cache (turned off in src/gateway.ts), which keys
+ * its results by the names of every rule, joined anew for each request.
+ */
+export function useValidationRules(rules: readonly ValidationRule[]): Plugin {
+  const results = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly Error[]>>();
+  return {
+    onValidate({ params, addValidationRule, setResult }) {
+      const schema = params.schema as GraphQLSchema;
+      const documentAST = params.documentAST as DocumentNode;
+      let bySchema = results.get(schema);
+      if (bySchema === undefined) results.set(schema, (bySchema = new WeakMap()));
+      const known = bySchema.get(documentAST);
+      if (known !== undefined) return void setResult(known);
+      for (const rule of rules) addValidationRule(rule);
+      const found = bySchema;
+      return ({ result }) => void found.set(documentAST, result);
+    },
+  };
 }
 
 /**
@@ -88,12 +130,3 @@ const noIntrospection: ValidationRule = (context) => ({
     return undefined;
   },
 });
-
-/** Adds the introspection ban to validation. */
-export function useDisableIntrospection(): Plugin {
-  return {
-    onValidate({ addValidationRule }) {
-      addValidationRule(noIntrospection);
-    },
-  };
-}

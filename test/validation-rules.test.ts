@@ -1,0 +1,74 @@
+/**
+ * The gateway's validation rules (graphql-armor's limits, the introspection ban) are added by one
+ * plugin, which keeps each document's validation result in place of yoga's validation cache: a
+ * document is validated once, and its errors are answered again, alike, each time it comes back.
+ */
+import { GraphQLError, type ValidationRule } from 'graphql';
+import { createSchema, createYoga } from 'graphql-yoga';
+import { describe, expect, it } from 'vitest';
+import { useValidationRules } from '../src/security/query-limits.js';
+
+/** A rule that counts the documents it validates and refuses every field named `secret`. */
+function countingRule(): { rule: ValidationRule; runs: () => number } {
+  let runs = 0;
+  const rule: ValidationRule = (context) => {
+    runs += 1;
+    return {
+      Field(node) {
+        if (node.name.value === 'secret')
+          context.reportError(new GraphQLError('secret is refused', { nodes: node, extensions: { code: 'REFUSED' } }));
+      },
+    };
+  };
+  return { rule, runs: () => runs };
+}
+
+function yogaWith(rule: ValidationRule) {
+  return createYoga({
+    schema: createSchema({ typeDefs: 'type Query { open: String, secret: String }', resolvers: {} }),
+    parserAndValidationCache: { validationCache: false },
+    plugins: [useValidationRules([rule])],
+    logging: false,
+  });
+}
+
+async function ask(yoga: ReturnType<typeof yogaWith>, query: string) {
+  const response = await yoga.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query }),
+  });
+  return { status: response.status, body: (await response.json()) as unknown };
+}
+
+describe('useValidationRules', () => {
+  it('validates a document once, however often it is asked, and each new document once', async () => {
+    const { rule, runs } = countingRule();
+    const yoga = yogaWith(rule);
+
+    const answers = [await ask(yoga, '{ open }'), await ask(yoga, '{ open }'), await ask(yoga, '{ open }')];
+    expect(answers).toEqual(Array.from({ length: 3 }, () => ({ status: 200, body: { data: { open: null } } })));
+    expect(runs()).toBe(1);
+
+    await ask(yoga, '{ open __typename }');
+    expect(runs()).toBe(2);
+  });
+
+  it('answers a refused document with the same errors each time, without validating it again', async () => {
+    const { rule, runs } = countingRule();
+    const yoga = yogaWith(rule);
+
+    const first = await ask(yoga, '{ secret }');
+    const second = await ask(yoga, '{ secret }');
+
+    const refusal = {
+      status: 400,
+      body: {
+        errors: [{ message: 'secret is refused', locations: [{ line: 1, column: 3 }], extensions: { code: 'REFUSED' } }],
+      },
+    };
+    expect(first).toEqual(refusal);
+    expect(second).toEqual(refusal);
+    expect(runs()).toBe(1);
+  });
+});

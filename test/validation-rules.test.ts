@@ -64,7 +64,9 @@ describe('useValidationRules', () => {
     const refusal = {
       status: 400,
       body: {
-        errors: [{ message: 'secret is refused', locations: [{ line: 1, column: 3 }], extensions: { code: 'REFUSED' } }],
+        errors: [
+          { message: 'secret is refused', locations: [{ line: 1, column: 3 }], extensions: { code: 'REFUSED' } },
+        ],
       },
     };
     expect(first).toEqual(refusal);

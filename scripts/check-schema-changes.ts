@@ -104,7 +104,10 @@ export function breakingPart(changelog: string): string {
   const lines = changelog.split(/\r?\n/);
   const release = lines.findIndex((line) => headingLevel(line) === 2);
   const [from, to] = release < 0 ? [0, lines.length] : [release + 1, sectionEnd(lines, release + 1, 2)];
-  const heading = lines.findIndex((line, index) => index >= from && index < to && /^#{2,6}\s.*breaking/i.test(line));
+  // "Breaking", "Breaking changes", "⚠ Breaking"; not "Non-breaking".
+  const heading = lines.findIndex(
+    (line, index) => index >= from && index < to && /^#{2,6}\s.*(?<!non[- ]?)\bbreaking\b/i.test(line),
+  );
   if (heading < 0) return '';
   const end = Math.min(to, sectionEnd(lines, heading + 1, headingLevel(lines[heading] ?? '') ?? 6));
   return lines.slice(heading + 1, end).join('\n');

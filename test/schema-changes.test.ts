@@ -90,6 +90,7 @@ describe('compareSchemas', () => {
       '## Unreleased\n\n- Faster.\n\n## 1.0.0\n\n### Breaking\n\n- `Pet.status`\n',
     ],
     ['in the topmost release, without backticks', '## Unreleased\n\n### Breaking\n\n- Pet.status is gone.\n'],
+    ['under a Non-breaking heading', '## Unreleased\n\n### Non-breaking\n\n- `Pet.status`\n'],
   ])('still fails a removal the changelog names only %s', async (_where, changelog) => {
     const check = await compareSchemas(BEFORE, WITHOUT_STATUS, changelog);
 

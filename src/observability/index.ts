@@ -85,7 +85,11 @@ export type RequestObservations = {
     params: { operationName?: unknown; variables?: unknown },
     secrets: readonly string[],
   ): void;
-  executing(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void;
+  executing(
+    request: RequestRecord,
+    operation: OperationRecord,
+    definition: OperationDefinitionNode | null | undefined,
+  ): void;
   resultReady(request: RequestRecord, result: unknown): void;
   refused(request: RequestRecord, code: string): void;
   responseReady(request: RequestRecord, status: number): void;
@@ -159,10 +163,11 @@ function observabilityPlugin(observe: RequestObservations): Plugin {
         };
       },
       onExecute({ args }) {
-        const operation = scopes.scopeOf(args.contextValue)?.operation;
-        if (operation !== undefined)
+        const scope = scopes.scopeOf(args.contextValue);
+        if (scope?.operation !== undefined)
           observe.executing(
-            operation,
+            scope.request,
+            scope.operation,
             getOperationAST(args.document as DocumentNode, args.operationName as string | undefined),
           );
       },

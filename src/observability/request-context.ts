@@ -46,7 +46,9 @@ export type OperationRecord = {
   errorCodes: string[];
   /** its variables, kept only for a debug-level log (and redacted there) */
   variables?: unknown;
-  /** its span, when tracing is on */
+  /** a span is due (tracing is on and it was begun as an operation, not recorded after a refusal) */
+  traced?: boolean;
+  /** its span, once it executes or finishes, when tracing is on */
   span?: Span;
 };
 

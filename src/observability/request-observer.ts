@@ -3,6 +3,7 @@
  * the request's record, its operations (counted and their spans ended once), its log line. The
  * gateway's own HTTP lane (src/http/) makes the same observations itself.
  */
+import type { Span } from '@opentelemetry/api';
 import type { ExecutionResult, GraphQLError, OperationDefinitionNode } from 'graphql';
 import type { HeaderSource } from '../credentials.js';
 import { credentialSecrets } from '../secrets.js';
@@ -80,10 +81,14 @@ export class RequestObserver implements RequestObservations {
     };
   }
 
-  /** An operation of `request` starts. */
+  /**
+   * An operation of `request` starts. Its span, when tracing is on, is started once it executes
+   * (or is finished without executing), back-dated to now: an operation the HTTP lane begins and
+   * then hands to yoga (a document that does not parse or validate) leaves no span open.
+   */
   beginOperation(request: RequestRecord): OperationRecord {
     const operation: OperationRecord = { started: performance.now(), errorCodes: [] };
-    if (this.tracing && request.traceParent) operation.span = this.tracing.startOperation(request.traceParent);
+    if (this.tracing) operation.traced = true;
     request.operations.push(operation);
     return operation;
   }
@@ -102,11 +107,23 @@ export class RequestObserver implements RequestObservations {
     if (this.debug) operation.variables = params.variables;
   }
 
-  /** The operation is about to execute: its type and its name as the document says. */
-  executing(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void {
+  /** The operation is about to execute: its span (its upstream calls' parent), its type and its name as the document says. */
+  executing(
+    request: RequestRecord,
+    operation: OperationRecord,
+    definition: OperationDefinitionNode | null | undefined,
+  ): void {
+    this.spanOf(request, operation);
     if (!definition) return;
     operation.type = definition.operation;
     operation.name = definition.name?.value;
+  }
+
+  /** The operation's span, started (at the operation's start) the first time it is asked for; none without tracing. */
+  private spanOf(request: RequestRecord, operation: OperationRecord): Span | undefined {
+    if (operation.span === undefined && operation.traced && this.tracing && request.traceParent)
+      operation.span = this.tracing.startOperation(request.traceParent, operation.started);
+    return operation.span;
   }
 
   /**
@@ -126,7 +143,7 @@ export class RequestObserver implements RequestObservations {
     }
     request.operations.forEach((operation, index) => {
       operation.errorCodes = errorCodes(request.operations.length === results.length ? results[index] : result);
-      this.finishOperation(operation);
+      this.finishOperation(request, operation);
     });
   }
 
@@ -138,7 +155,7 @@ export class RequestObserver implements RequestObservations {
   /** The response is ready: the request's log line. The caller sends `x-request-id: request.id` with it. */
   responseReady(request: RequestRecord, status: number): void {
     // An operation whose result was never processed (its request failed on the way) is finished here.
-    for (const operation of request.operations) this.finishOperation(operation);
+    for (const operation of request.operations) this.finishOperation(request, operation);
     const line = requestLogLine(request, status);
     // Probes come every few seconds; they are only worth a line when debugging.
     const probe =
@@ -155,14 +172,15 @@ export class RequestObserver implements RequestObservations {
   }
 
   /** Counts an operation and ends its span, once. */
-  private finishOperation(operation: OperationRecord): void {
+  private finishOperation(request: RequestRecord, operation: OperationRecord): void {
     if (operation.finished) return;
     operation.finished = true;
     operation.ended ??= performance.now();
     this.metrics?.observeOperation(operation);
-    if (operation.span) {
-      nameOperationSpan(operation.span, operation);
-      endOperationSpan(operation.span, operation.errorCodes, operation.ended);
+    const span = this.spanOf(request, operation);
+    if (span) {
+      nameOperationSpan(span, operation);
+      endOperationSpan(span, operation.errorCodes, operation.ended);
     }
   }
 }

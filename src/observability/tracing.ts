@@ -105,8 +105,11 @@ function sampler(
 export type Tracing = {
   /** the caller's trace context from its `traceparent` and `tracestate` headers (the root context when it sent none) */
   extract(headers: HeaderSource): Context;
-  /** starts the span of one GraphQL operation; name it with {@link nameOperationSpan} once its name is known */
-  startOperation(parent: Context): Span;
+  /**
+   * starts the span of one GraphQL operation, begun at `startTime` (a `performance.now()` time);
+   * name it with {@link nameOperationSpan} once its name is known
+   */
+  startOperation(parent: Context, startTime: number): Span;
   /** starts the span of one upstream call, a child of the operation's span (when there is one) */
   startUpstreamCall(
     parent: Span | undefined,
@@ -204,7 +207,8 @@ export function createTracing(
         keys: () => ['traceparent', 'tracestate'],
         get: (carrier: typeof headers, key) => carrier.get(key) ?? undefined,
       }),
-    startOperation: (parent) => tracer.startSpan('GraphQL Operation', { kind: SpanKind.SERVER }, parent),
+    startOperation: (parent, startTime) =>
+      tracer.startSpan('GraphQL Operation', { kind: SpanKind.SERVER, startTime }, parent),
     startUpstreamCall(parent, call) {
       const { hostname, port, protocol } = new URL(call.baseUrl);
       return tracer.startSpan(

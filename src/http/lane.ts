@@ -15,7 +15,6 @@
  * it (a body that is not JSON, a document that does not parse or validate, a GET mutation).
  * test/http-differential.test.ts checks that both paths answer alike.
  */
-import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, sendNodeResponse } from '@whatwg-node/server';
 import {
@@ -33,7 +32,7 @@ import type { HeaderSource } from '../credentials.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { OperationRecord, RequestRecord } from '../observability/request-context.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
-import { canonicalMediaType } from '../security/request-body.js';
+import { bodyText, canonicalMediaType, declaredLength } from '../security/request-body.js';
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
 import { clientAddress, refusalError, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
@@ -251,9 +250,8 @@ class HttpLane {
     if (request.headers['if-none-match'] !== undefined) return this.toYoga(request, response, false);
     if (method === 'POST') {
       if (!isJsonContentType(request.headers['content-type'])) return this.toYoga(request, response, false);
-      const declared = request.headers['content-length'];
       // A body the limit refuses, or a bad length, is refused by yoga's plugins before it is read.
-      if (declared !== undefined && !(/^\d+$/.test(declared) && Number(declared) <= options.maxBodyBytes))
+      if (declaredLength(request.headers['content-length'], options.maxBodyBytes) !== 'acceptable')
         return this.toYoga(request, response, false);
     } else {
       // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
@@ -634,10 +632,9 @@ function queryParams(search: string): unknown {
 }
 
 /**
- * The whole body as UTF-8 text; or, when it is over `limit` bytes (of which no more than one
- * chunk past the limit is kept) or not UTF-8, its bytes, for yoga's plugins to refuse. GraphQL
- * over HTTP bodies are UTF-8, and a decoder that replaced bad bytes would let two byte strings
- * mean the same operation.
+ * The whole body as UTF-8 text; or, when the body-limit plugin would refuse it ({@link bodyText}:
+ * over `limit` bytes, of which no more than one chunk past the limit is kept, or not UTF-8), its
+ * bytes, for that plugin to refuse on yoga's path.
  */
 function readBody(request: IncomingMessage, limit: number): Promise<string | Buffer> {
   return new Promise((resolve, reject) => {
@@ -649,7 +646,8 @@ function readBody(request: IncomingMessage, limit: number): Promise<string | Buf
     });
     request.once('end', () => {
       const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      resolve(size <= limit && isUtf8(bytes) ? bytes.toString('utf8') : bytes);
+      const read = bodyText(bytes, size, limit);
+      resolve('text' in read ? read.text : bytes);
     });
     request.once('error', reject);
   });

@@ -4,6 +4,7 @@
  * body) has a small limit and must be UTF-8, while a multipart upload may be as large as the
  * files it is allowed to carry, and is counted while it streams.
  */
+import { isUtf8 } from 'node:buffer';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
@@ -18,6 +19,37 @@ export type BodyLimits = {
 };
 
 const CONTENT_LENGTH = /^\d+$/;
+
+/**
+ * What a declared Content-Length says of a body: `invalid` (not a number of bytes, refused with
+ * 400), `too large` (over `limit`, refused with 413 before a byte is read) or `acceptable`
+ * (absent, or within the limit). The HTTP front judges the bodies it reads with the same function,
+ * and leaves the refusals to this plugin.
+ */
+export function declaredLength(
+  declared: string | null | undefined,
+  limit: number,
+): 'acceptable' | 'invalid' | 'too large' {
+  if (declared === null || declared === undefined) return 'acceptable';
+  if (!CONTENT_LENGTH.test(declared)) return 'invalid';
+  return Number(declared) > limit ? 'too large' : 'acceptable';
+}
+
+/**
+ * The text of a body read whole (`size` bytes, of which `bytes` holds at most the first `limit`
+ * and one chunk more), or why it is refused: over the limit, or not UTF-8 (GraphQL over HTTP
+ * bodies are UTF-8, and a decoder that silently replaced bad bytes would let two different byte
+ * strings mean the same operation). The HTTP front reads node's stream with the same function.
+ */
+export function bodyText(
+  bytes: Uint8Array,
+  size: number,
+  limit: number,
+): { text: string } | { refused: 'too large' | 'not utf-8' } {
+  if (size > limit) return { refused: 'too large' };
+  if (!isUtf8(bytes)) return { refused: 'not utf-8' };
+  return { text: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') };
+}
 
 /**
  * A Content-Type value in one spelling: the media type in lower case, each parameter trimmed and
@@ -45,11 +77,7 @@ function tooLarge(limit: number) {
   return codedError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes`, { status: 413 });
 }
 
-/**
- * Reads a whole body, refusing it once it passes `limit` (without reading on) and when it is not
- * UTF-8: GraphQL over HTTP bodies are UTF-8, and a decoder that silently replaces bad bytes
- * would let two different byte strings mean the same operation.
- */
+/** Reads a whole body, refusing it once it passes `limit` (without reading on) and when it is not UTF-8 ({@link bodyText}). */
 async function readText(body: ReadableStream<Uint8Array>, limit: number): Promise<string> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -64,11 +92,10 @@ async function readText(body: ReadableStream<Uint8Array>, limit: number): Promis
     }
     chunks.push(value);
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size));
-  } catch {
-    throw codedError('BAD_REQUEST', 'The request body is not valid UTF-8', { status: 400 });
-  }
+  const read = bodyText(Buffer.concat(chunks, size), size, limit);
+  if ('text' in read) return read.text;
+  if (read.refused === 'too large') throw tooLarge(limit);
+  throw codedError('BAD_REQUEST', 'The request body is not valid UTF-8', { status: 400 });
 }
 
 /** A stream that passes `body` on and fails, and stops reading, once more than `limit` bytes have passed. */
@@ -139,10 +166,10 @@ export function useRequestBodyLimits(limits: BodyLimits): Plugin {
         }
         const multipart = /^multipart\/form-data\b/i.test(request.headers.get('content-type') ?? '');
         const limit = multipart ? limits.maxMultipartBytes : limits.maxBytes;
-        const declared = request.headers.get('content-length');
-        if (declared !== null && !CONTENT_LENGTH.test(declared))
+        const declared = declaredLength(request.headers.get('content-length'), limit);
+        if (declared === 'invalid')
           throw codedError('BAD_REQUEST', 'The Content-Length header is invalid', { status: 400 });
-        if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+        if (declared === 'too large') throw tooLarge(limit);
         setRequestParser(async (incoming) => {
           const body = incoming.body;
           if (!body) return unreadable(() => parse(incoming));
@@ -159,7 +186,8 @@ export function useRequestBodyLimits(limits: BodyLimits): Plugin {
     },
     {
       onRequest: 'the lane reads the Content-Type through the same canonicalMediaType',
-      onRequestParse: 'a body over the limit (declared or read) or not UTF-8 goes to yoga, which refuses it here',
+      onRequestParse:
+        'a body over the limit (declared or read) or not UTF-8 goes to yoga, which refuses it here: the lane judges it with declaredLength and bodyText',
     },
   );
 }

@@ -376,7 +376,7 @@ export const SETTINGS = [
     default: '60000',
     description: "longest wait a 429's or 503's Retry-After imposes on an area, in milliseconds",
     details:
-      "after a 429 or 503 with `Retry-After` (seconds or an HTTP-date), the area is not called until that time, at most this long after the answer: calls fail at once with `UPSTREAM_RATE_LIMITED` (429) or `UPSTREAM_UNAVAILABLE` (503), `extensions.retryAfter` saying how many seconds are left, and no retry is made before it",
+      'after a 429 or 503 with `Retry-After` (seconds or an HTTP-date), the area is not called until that time, at most this long after the answer: calls fail at once with `UPSTREAM_RATE_LIMITED` (429) or `UPSTREAM_UNAVAILABLE` (503), `extensions.retryAfter` saying how many seconds are left, and no retry is made before it',
     parse: integer(1, 3_600_000),
   },
   {

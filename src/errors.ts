@@ -239,7 +239,9 @@ function masked(error: unknown, message: string): GraphQLError {
       code: upstreamErrorCode(original),
       upstream: upstreamExtension(original),
       // Whole seconds, as in a Retry-After header; rounded up so that a caller who waits that long is not early.
-      ...(original.retryAfterMs !== undefined ? { retryAfter: Math.max(1, Math.ceil(original.retryAfterMs / 1000)) } : {}),
+      ...(original.retryAfterMs !== undefined
+        ? { retryAfter: Math.max(1, Math.ceil(original.retryAfterMs / 1000)) }
+        : {}),
     };
     return error instanceof GraphQLError
       ? rebuilt(error, { message: original.message, extensions })

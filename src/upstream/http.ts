@@ -27,7 +27,13 @@ import type { RequestScope } from '../observability/request-context.js';
 import { credentialSecretsOf, redact } from '../secrets.js';
 import { isHoldingStatus, retryAfterMs, RetryAfterGate, type GateState, type HoldingStatus } from './back-pressure.js';
 import { readBoundedBody, ResponseTooLarge, type BodyLimits } from './body.js';
-import { AreaCircuit, type AreaNews, type AreaNewsChannel, type CircuitSettings, type CircuitState } from './circuit.js';
+import {
+  AreaCircuit,
+  type AreaNews,
+  type AreaNewsChannel,
+  type CircuitSettings,
+  type CircuitState,
+} from './circuit.js';
 import { decodeByContentType, DecodeError, normalize, type Payload, type Shape } from './codec.js';
 import {
   afterRetries,
@@ -480,7 +486,10 @@ class UpstreamCalls {
         throw afterRetries(outcome.error, retry);
       // Never before the time a Retry-After asked for.
       const gate = this.gate.state();
-      const delayMs = Math.max(retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs), gate.shut ? gate.remainingMs : 0);
+      const delayMs = Math.max(
+        retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs),
+        gate.shut ? gate.remainingMs : 0,
+      );
       // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
       if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
       this.options.onRetry?.({

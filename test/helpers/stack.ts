@@ -42,7 +42,14 @@ export function testConfig(
   // The circuit breaker is off unless a test turns it on (the upstream-circuit tests do): a file
   // whose tests fail one upstream call after another on one gateway would otherwise find the
   // area's circuit opened by the tests before it.
-  return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, logLevel: 'warn', upstreamCircuitFailures: 0, ...overrides };
+  return {
+    ...loadConfig([], {}),
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: 'warn',
+    upstreamCircuitFailures: 0,
+    ...overrides,
+  };
 }
 
 /**

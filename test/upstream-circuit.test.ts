@@ -88,6 +88,14 @@ describe('an area whose calls fail in a row', () => {
     expect(extensionsOf(refused)).toEqual([circuitOpen(5)]);
     expect(refused.errors?.[0]?.message).toMatch(/^petstore is unavailable \(circuit open: its last 3 calls failed\)/);
     expect(petCalls()).toHaveLength(3);
+    // Counted as a call held back, not timed as one the upstream answered.
+    const metrics = await (await fetch(`${gateway.origin}/metrics`)).text();
+    expect(metrics).toContain(
+      'upstream_requests_total{service="petstore",operation="getPetById",method="GET",status="none",outcome="circuit_open"} 1',
+    );
+    expect(metrics).toContain(
+      'upstream_request_duration_seconds_count{service="petstore",operation="getPetById",method="GET"} 3',
+    );
     // The plant area has its own circuit: still called.
     const plant = await gateway.gql(
       'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',

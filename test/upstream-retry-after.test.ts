@@ -8,10 +8,13 @@
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { retryAfterMs } from '../src/upstream/back-pressure.js';
+import type { AreaNews } from '../src/upstream/circuit.js';
+import { UpstreamError } from '../src/upstream/failure.js';
+import { createUpstreamClient, type RetryEvent } from '../src/upstream/http.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { json, sequence, useScriptedUpstream, type Answer } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, defaultClientOptions, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 
 const upstream = useScriptedUpstream();
@@ -185,5 +188,52 @@ describe('an area that answers 503 with Retry-After', () => {
 
     expect(await ask(gateway)).toEqual(PET_ANSWER);
     expect(petCalls()).toHaveLength(2);
+  });
+});
+
+describe('news from another replica', () => {
+  /** A pet store client whose replicas' news the test delivers itself (Redis's part, in memory). */
+  function clientHearing(overrides: { retries?: number; retryAfterMaxMs?: number } = {}) {
+    const listeners: ((news: AreaNews) => void)[] = [];
+    const retries: RetryEvent[] = [];
+    const client = createUpstreamClient('petstore', {
+      ...defaultClientOptions(`${upstream().url}/api/v3`),
+      onRetry: (event) => retries.push(event),
+      news: { publish: () => undefined, subscribe: (listener) => listeners.push(listener) },
+      ...overrides,
+    });
+    onTestFinished(() => client.close());
+    const tell = (news: AreaNews) => listeners.forEach((listener) => listener(news));
+    const getPet = () =>
+      client.request({ operation: 'getPetById', method: 'GET', path: '/pet/1' }).catch((error: unknown) => error);
+    return { client, retries, tell, getPet };
+  }
+
+  it('a longer Retry-After heard while a read waits to retry stops the retry', async () => {
+    fakeClock({ date: true });
+    const { retries, tell, getPet } = clientHearing({ retries: 2 });
+    upstream().answer(sequence(asksToWait(503, '2'), json(200, PET_1)));
+
+    const failing = tracked(getPet());
+    await until(() => retries.length === 1, 'the retry to be scheduled');
+    tell({ service: 'petstore', hold: 503, ms: 30_000 });
+    await vi.advanceTimersByTimeAsync(2000);
+    const error = await failing;
+
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ failure: 'circuit-open', retryAfterMs: 28_000, retries: 1 });
+    expect(petCalls()).toHaveLength(1);
+  });
+
+  it('is believed no longer than this replica would hold the area itself', async () => {
+    fakeClock({ date: true });
+    const { client, tell } = clientHearing({ retryAfterMaxMs: 10_000 });
+
+    tell({ service: 'petstore', hold: 429, ms: 3_600_000 });
+    tell({ service: 'plants', hold: 429, ms: 3_600_000 });
+
+    expect(client.standing?.()).toMatchObject({ gate: { shut: true, status: 429, remainingMs: 10_000 } });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(client.standing?.()).toMatchObject({ gate: { shut: false } });
   });
 });

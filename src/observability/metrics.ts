@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
  * upstream calls (count by status, duration, retries, timeouts, calls answered by joining an
- * identical one in flight, by service and operation), plus the standard process metrics. Each
+ * identical one in flight, by service and operation), each area's circuit state, plus the standard process metrics. Each
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
@@ -249,7 +249,9 @@ class GatewayMetrics implements Metrics {
       outcome.status === undefined ? 'none' : String(outcome.status),
       OUTCOMES[outcome.failure ?? 'ok'],
     ).inc();
-    time(service, operation, method).observe(outcome.durationMs / 1000);
+    // A call held back (circuit open, Retry-After) sent nothing: its instant refusal is no upstream latency.
+    if (outcome.failure !== 'circuit-open' && outcome.failure !== 'rate-limited')
+      time(service, operation, method).observe(outcome.durationMs / 1000);
     if (outcome.retries > 0) retries.inc({ service, operation }, outcome.retries);
     if (outcome.failure === 'timeout') timeouts.inc({ service, operation });
   }

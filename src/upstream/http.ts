@@ -479,6 +479,9 @@ class UpstreamCalls {
     const idempotent = call.method === 'GET';
 
     for (let retry = 0; ; retry += 1) {
+      // Another replica may have made the area's Retry-After longer while this call waited to retry.
+      const held = retry > 0 ? this.gate.refusal(call.operation) : undefined;
+      if (held !== undefined) throw afterRetries(held, retry);
       const outcome = await this.attempt(call, limits);
       if (outcome.ok) return { response: outcome.response, retries: retry };
       // Nor is a retry made once the area's circuit has opened (other calls failed meanwhile).

@@ -585,7 +585,7 @@ class UpstreamCalls {
         `status ${status}`,
       );
     }
-    if (status < 200 || status > 299) return this.refused(call, status, headers, text);
+    if (status < 200 || status > 299) return this.errorAnswer(call, status, headers, text);
     if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
       return { ok: true, response: { status, body: decodeByContentType(text, contentType) } };
@@ -607,7 +607,7 @@ class UpstreamCalls {
    * An answer with an error status, as its caller is told; a 429 or 503 with Retry-After also
    * holds the area back for the time it asks (at most UPSTREAM_RETRY_AFTER_MAX_MS).
    */
-  private refused(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
+  private errorAnswer(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
     const { message, code } = errorMessage(text, headerValue(headers['content-type']));
     const heldMs = isHoldingStatus(status)
       ? retryAfterMs(headerValue(headers['retry-after']), Date.now(), this.options.retryAfterMaxMs)

@@ -136,7 +136,7 @@ function sharedState(config: GatewayConfig, observability: Observability): Share
           ? logger.warn(
               `Redis unreachable (${reason}): cache bypassed, rate limits ` +
                 `${config.rateLimitFailClosed ? 'refusing requests (RATE_LIMIT_FAIL_CLOSED)' : 'not applied'}, ` +
-                'APQ documents kept in this process only; reconnecting',
+                'APQ documents and upstream circuits kept in this process only; reconnecting',
             )
           : logger.info('Redis reachable again: state shared again'),
     },

@@ -352,6 +352,34 @@ export const SETTINGS = [
     parse: integer(1, 600_000),
   },
   {
+    key: 'upstreamCircuitFailures',
+    env: 'UPSTREAM_CIRCUIT_FAILURES',
+    default: '5',
+    description:
+      'upstream calls in a row that fail (connection error, timeout, 5xx) before the area is not called for a cool-down (0: no circuit breaker)',
+    details:
+      'calls to one area in a row that fail for want of the upstream (a connection error, a timeout, a 5xx; never a 4xx, nor a 429 or 503 with `Retry-After`) before its circuit opens: calls then fail at once with `UPSTREAM_UNAVAILABLE` for `UPSTREAM_CIRCUIT_COOLDOWN_MS`, then one trial call goes through, and its success closes the circuit. `0`: no circuit breaker. See [Circuit breaking](operations.md#circuit-breaking-and-upstream-back-pressure)',
+    parse: integer(0, 1000),
+  },
+  {
+    key: 'upstreamCircuitCooldownMs',
+    env: 'UPSTREAM_CIRCUIT_COOLDOWN_MS',
+    default: '5000',
+    description: 'how long an open circuit refuses calls to its area before a trial call, in milliseconds',
+    details:
+      'how long an open circuit refuses calls to its area before one trial call goes through; with `REDIS_URL` the other replicas refuse calls to that area as long',
+    parse: integer(1, 600_000),
+  },
+  {
+    key: 'upstreamRetryAfterMaxMs',
+    env: 'UPSTREAM_RETRY_AFTER_MAX_MS',
+    default: '60000',
+    description: "longest wait a 429's or 503's Retry-After imposes on an area, in milliseconds",
+    details:
+      'after a 429 or 503 with `Retry-After` (seconds or an HTTP-date), the area is not called until that time, at most this long after the answer: calls fail at once with `UPSTREAM_RATE_LIMITED` (429) or `UPSTREAM_UNAVAILABLE` (503), `extensions.retryAfter` saying how many seconds are left, and no retry is made before it',
+    parse: integer(1, 3_600_000),
+  },
+  {
     key: 'upstreamConnections',
     env: 'UPSTREAM_CONNECTIONS',
     default: '32',

@@ -23,8 +23,16 @@ export type ErrorCode =
   | 'UPSTREAM_ERROR'
   /** the upstream did not answer in time */
   | 'UPSTREAM_TIMEOUT'
-  /** the upstream could not be reached, or answered 502, 503 or 504 */
+  /**
+   * the upstream could not be reached, or answered 502, 503 or 504; or it was not called: its circuit is open, or it
+   * answered 503 with a Retry-After that has not passed (`extensions.retryAfter`, in seconds)
+   */
   | 'UPSTREAM_UNAVAILABLE'
+  /**
+   * the upstream answered 429, or was not called because it did with a Retry-After that has not passed
+   * (`extensions.retryAfter`, in seconds)
+   */
+  | 'UPSTREAM_RATE_LIMITED'
   // The caller's input.
   /** a bad argument, variable or upload part: found by the gateway, or an upstream 400/409/422 */
   | 'BAD_USER_INPUT'
@@ -144,7 +152,10 @@ export function upstreamErrorCode(error: UpstreamError): ErrorCode {
     case 'timeout':
       return 'UPSTREAM_TIMEOUT';
     case 'unavailable':
+    case 'circuit-open':
       return 'UPSTREAM_UNAVAILABLE';
+    case 'rate-limited':
+      return 'UPSTREAM_RATE_LIMITED';
     case 'invalid-response':
       return 'UPSTREAM_ERROR';
     case 'status':
@@ -156,6 +167,7 @@ function statusCode(status: number): ErrorCode {
   if (status === 401) return 'UNAUTHENTICATED';
   if (status === 403) return 'FORBIDDEN';
   if (status === 404) return 'NOT_FOUND';
+  if (status === 429) return 'UPSTREAM_RATE_LIMITED';
   if (status === 400 || status === 409 || status === 422) return 'BAD_USER_INPUT';
   if (UNAVAILABLE_STATUSES.has(status)) return 'UPSTREAM_UNAVAILABLE';
   return 'UPSTREAM_ERROR';
@@ -223,7 +235,14 @@ export function wasReplaced(error: unknown): boolean {
 function masked(error: unknown, message: string): GraphQLError {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof UpstreamError) {
-    const extensions = { code: upstreamErrorCode(original), upstream: upstreamExtension(original) };
+    const extensions = {
+      code: upstreamErrorCode(original),
+      upstream: upstreamExtension(original),
+      // Whole seconds, as in a Retry-After header; rounded up so that a caller who waits that long is not early.
+      ...(original.retryAfterMs !== undefined
+        ? { retryAfter: Math.max(1, Math.ceil(original.retryAfterMs / 1000)) }
+        : {}),
+    };
     return error instanceof GraphQLError
       ? rebuilt(error, { message: original.message, extensions })
       : new GraphQLError(original.message, { extensions });

@@ -69,24 +69,40 @@ export function upstreamClientOptions(config: GatewayConfig, service: UpstreamSe
     retries: config.upstreamRetries,
     retryBackoffMs: config.upstreamRetryBackoffMs,
     retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
+    circuit: { failures: config.upstreamCircuitFailures, cooldownMs: config.upstreamCircuitCooldownMs },
+    retryAfterMaxMs: config.upstreamRetryAfterMaxMs,
     // Identical GETs in flight at the same time, from any requests, share one call (UPSTREAM_DEDUPE).
     dedupe: config.upstreamDedupe,
   };
 }
 
-/** The options of one area's upstream client: those of its configuration, and its retries logged and calls observed. */
+/**
+ * The options of one area's upstream client: those of its configuration, its retries logged, its
+ * calls observed, its circuit's changes logged and shown in /metrics, and shared with the other
+ * replicas through Redis (with REDIS_URL).
+ */
 function clientOptions(
   config: GatewayConfig,
   service: UpstreamService,
   observability: Observability,
+  shared: SharedState | undefined,
 ): UpstreamClientOptions {
+  const { logger, metrics } = observability;
+  metrics?.observeCircuit(service, 'closed');
   return {
     ...upstreamClientOptions(config, service),
     onRetry: ({ operation, retry, delayMs, reason, scope }) =>
       observability.lane.logging(scope?.request, () =>
-        observability.logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
+        logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
       ),
     observer: observability.observeUpstream,
+    onCircuitChange: (state) => {
+      metrics?.observeCircuit(service, state);
+      if (state === 'open') logger.warn(`upstream ${service}: circuit open, calls fail at once (UPSTREAM_UNAVAILABLE)`);
+      else if (state === 'half-open') logger.info(`upstream ${service}: circuit half-open, the next call is a trial`);
+      else logger.info(`upstream ${service}: circuit closed, calls go through again`);
+    },
+    news: shared?.areaNews,
   };
 }
 
@@ -120,7 +136,7 @@ function sharedState(config: GatewayConfig, observability: Observability): Share
           ? logger.warn(
               `Redis unreachable (${reason}): cache bypassed, rate limits ` +
                 `${config.rateLimitFailClosed ? 'refusing requests (RATE_LIMIT_FAIL_CLOSED)' : 'not applied'}, ` +
-                'APQ documents kept in this process only; reconnecting',
+                'APQ documents and upstream circuits kept in this process only; reconnecting',
             )
           : logger.info('Redis reachable again: state shared again'),
     },
@@ -151,7 +167,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   // What replicas share through Redis, with REDIS_URL (src/redis/).
   const shared = sharedState(config, observability);
   const { security, schema } = securedSchema(config, dependencies, observability, shared);
-  const upstreams = createUpstreams(config, dependencies, observability);
+  const upstreams = createUpstreams(config, dependencies, observability, shared);
   const parts: GatewayParts = { observability, shared, security, schema, upstreams };
   const { yoga, plugins } = createGatewayYoga(config, parts);
   const { handler, yogaOnly } = createHttpHandler(laneOptions(config, parts, yoga, plugins));
@@ -205,10 +221,11 @@ function createUpstreams(
   config: GatewayConfig,
   dependencies: GatewayDependencies,
   observability: Observability,
+  shared: SharedState | undefined,
 ): GatewayUpstreams {
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
-  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability));
-  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability));
+  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability, shared));
+  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared));
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({

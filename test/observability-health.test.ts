@@ -46,8 +46,8 @@ describe('/readiness', () => {
     expect(JSON.parse(readiness.text)).toEqual({
       status: 'ready',
       upstreams: {
-        petstore: { ready: true, latencyMs: expect.any(Number) },
-        plants: { ready: true, latencyMs: expect.any(Number) },
+        petstore: { ready: true, latencyMs: expect.any(Number), circuit: 'closed' },
+        plants: { ready: true, latencyMs: expect.any(Number), circuit: 'closed' },
       },
     });
   });
@@ -81,8 +81,8 @@ describe('/readiness', () => {
     expect(JSON.parse(readiness.text)).toEqual({
       status: 'unavailable',
       upstreams: {
-        petstore: { ready: true, latencyMs: expect.any(Number) },
-        plants: { ready: false, reason: 'connection refused' },
+        petstore: { ready: true, latencyMs: expect.any(Number), circuit: 'closed' },
+        plants: { ready: false, reason: 'connection refused', circuit: 'closed' },
       },
       message: 'not ready: plants (connection refused)',
     });

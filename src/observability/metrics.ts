@@ -1,11 +1,12 @@
 /**
  * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
  * upstream calls (count by status, duration, retries, timeouts, calls answered by joining an
- * identical one in flight, by service and operation), plus the standard process metrics. Each
+ * identical one in flight, by service and operation), each area's circuit state, plus the standard process metrics. Each
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CIRCUIT_STATE_VALUES, type CircuitState } from '../upstream/circuit.js';
 import type { UpstreamCallOutcome } from '../upstream/http.js';
 import type { UpstreamService } from '../upstream/failure.js';
 import type { OperationRecord } from './request-context.js';
@@ -26,6 +27,9 @@ const OUTCOMES = {
   timeout: 'timeout',
   unavailable: 'unavailable',
   'invalid-response': 'invalid_response',
+  // Not sent: the area's circuit was open, or a Retry-After had not passed (back-pressure.ts).
+  'circuit-open': 'circuit_open',
+  'rate-limited': 'rate_limited',
   aborted: 'aborted',
 } as const satisfies Record<NonNullable<UpstreamCallOutcome['failure']> | 'ok', string>;
 
@@ -43,6 +47,8 @@ export type Metrics = {
   ): void;
   /** counts one upstream call that joined an identical one in flight, as it joins */
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
+  /** sets `upstream_circuit_state{service}` to the state an area's circuit has just entered */
+  observeCircuit(service: UpstreamService, state: CircuitState): void;
   /** counts one Redis command that failed, timed out or could not be sent (`operation`: e.g. `cache.get`) */
   observeRedisError(operation: string): void;
   /** the text exposition of every metric, and its content type */
@@ -174,6 +180,18 @@ function sharedCallMetrics(registers: Registry[]) {
   );
 }
 
+/** Where each area's circuit stands (src/upstream/circuit.ts). */
+function circuitMetrics(registers: Registry[]) {
+  return new Gauge({
+    name: 'upstream_circuit_state',
+    help: "State of each upstream area's circuit breaker: 0 closed, 1 half-open (a trial call is due or under way), 2 open",
+    labelNames: ['service'] as const,
+    registers,
+    // Summed over a cluster's workers, states would add up to nonsense: the worst worker's is shown.
+    aggregator: 'max',
+  });
+}
+
 /** Redis commands that failed, by use. */
 function redisMetrics(registers: Registry[]) {
   return new Counter({
@@ -194,6 +212,7 @@ class GatewayMetrics implements Metrics {
   private readonly upstream: ReturnType<typeof upstreamCallMetrics>;
   private readonly upstreamShared: ReturnType<typeof sharedCallMetrics>;
   private readonly redisErrors: ReturnType<typeof redisMetrics>;
+  private readonly circuits: ReturnType<typeof circuitMetrics>;
   /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
   private readonly knownNames = new Set<string>();
   private readonly clusterMetrics: (() => Promise<string>) | undefined;
@@ -207,6 +226,7 @@ class GatewayMetrics implements Metrics {
     this.upstream = upstreamCallMetrics(registers);
     this.upstreamShared = sharedCallMetrics(registers);
     this.redisErrors = redisMetrics(registers);
+    this.circuits = circuitMetrics(registers);
   }
 
   observeOperation(operation: OperationRecord): void {
@@ -229,13 +249,19 @@ class GatewayMetrics implements Metrics {
       outcome.status === undefined ? 'none' : String(outcome.status),
       OUTCOMES[outcome.failure ?? 'ok'],
     ).inc();
-    time(service, operation, method).observe(outcome.durationMs / 1000);
+    // A call held back (circuit open, Retry-After) sent nothing: its instant refusal is no upstream latency.
+    if (outcome.failure !== 'circuit-open' && outcome.failure !== 'rate-limited')
+      time(service, operation, method).observe(outcome.durationMs / 1000);
     if (outcome.retries > 0) retries.inc({ service, operation }, outcome.retries);
     if (outcome.failure === 'timeout') timeouts.inc({ service, operation });
   }
 
   observeSharedCall({ service, operation }: { service: UpstreamService; operation: string }): void {
     this.upstreamShared.inc({ service, operation });
+  }
+
+  observeCircuit(service: UpstreamService, state: CircuitState): void {
+    this.circuits.set({ service }, CIRCUIT_STATE_VALUES[state]);
   }
 
   observeRedisError(operation: string): void {

@@ -48,6 +48,13 @@ export type SharedRedis = {
   attempt<T>(operation: string, command: (client: Redis) => Promise<T>, fallback: T): Promise<T>;
   /** calls `listener` each time the connection is back after an outage */
   onReconnect(listener: () => void): void;
+  /**
+   * Listens to a pub/sub `channel` (under REDIS_KEY_PREFIX) on a second connection of its own (a
+   * subscribed connection can send nothing else), which reconnects as the first does. `ready`
+   * is called each time the subscription is (again) in place: what was published while it was
+   * not is lost, so the listener reads what it needs then.
+   */
+  subscribe(channel: string, listener: (message: string) => void, ready: () => void): void;
   /** waits until the first connection attempt has ended (or `ms` have passed): for the start-up lines */
   settled(ms: number): Promise<RedisStatus>;
   /** for /readiness: a PING within REDIS_TIMEOUT_MS */
@@ -81,6 +88,7 @@ class RedisConnection implements SharedRedis {
   readonly keyPrefix: string;
   readonly shownUrl: string;
   #client: Redis | undefined;
+  readonly #subscribers: Redis[] = [];
   #status: RedisStatus = 'connecting';
   #closing = false;
   readonly #settledWaiters = new Set<() => void>();
@@ -158,6 +166,24 @@ class RedisConnection implements SharedRedis {
     this.#reconnectListeners.push(listener);
   }
 
+  subscribe(channel: string, listener: (message: string) => void, ready: () => void): void {
+    const name = `${this.keyPrefix}${channel}`;
+    void this.#loaded.then(() => {
+      const client = this.#client;
+      if (this.#closing || client === undefined) return;
+      const subscriber = client.duplicate();
+      this.#subscribers.push(subscriber);
+      // Its failures are the first connection's too, and logged there; here they only must not end the process.
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (from: string, message: string) => {
+        if (from === name) listener(message);
+      });
+      subscriber.on('ready', () => {
+        subscriber.subscribe(name).then(ready, () => this.observer.error('subscribe'));
+      });
+    });
+  }
+
   settled(ms: number): Promise<RedisStatus> {
     if (this.#status !== 'connecting') return Promise.resolve(this.#status);
     return new Promise((resolve) => {
@@ -184,6 +210,7 @@ class RedisConnection implements SharedRedis {
     this.#closing = true;
     this.#settle();
     await this.#loaded;
+    for (const subscriber of this.#subscribers) subscriber.disconnect();
     try {
       await this.#client?.quit();
     } catch {

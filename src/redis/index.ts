@@ -1,12 +1,14 @@
 /**
  * What replicas share through Redis when REDIS_URL is set: rate-limit counters, the response
- * cache and APQ documents, over one connection per process. Without REDIS_URL each process keeps
+ * cache, APQ documents and upstream circuits, over one connection per process. Without REDIS_URL each process keeps
  * its own (and a cluster's primary keeps its workers' rate limits).
  */
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Cache } from '@graphql-yoga/plugin-response-cache';
 import type { RateLimitStore } from '../security/rate-limit-store.js';
+import type { AreaNewsChannel } from '../upstream/circuit.js';
 import { redisApqStore } from './apq-store.js';
+import { redisAreaNews } from './area-news.js';
 import { connectRedis, type RedisObserver, type SharedRedis } from './connection.js';
 import { redisRateLimitStore } from './rate-limit-store.js';
 import { redisResponseCache } from './response-cache.js';
@@ -20,6 +22,8 @@ export type SharedState = {
   responseCache: Cache;
   /** APQ documents in Redis, with `local` (this process's store) in front */
   apqStore: (local: APQStore, ttlMs: number) => APQStore;
+  /** upstream circuits and Retry-After holds, told to the other replicas */
+  areaNews: AreaNewsChannel;
 };
 
 /** Connects to REDIS_URL (in the background) and builds the stores over it. */
@@ -33,5 +37,6 @@ export function createSharedState(
     rateLimitStore: redisRateLimitStore(redis, { failClosed: options.rateLimitFailClosed }),
     responseCache: redisResponseCache(redis),
     apqStore: (local, ttlMs) => redisApqStore(redis, local, ttlMs),
+    areaNews: redisAreaNews(redis),
   };
 }

@@ -18,7 +18,14 @@ export type UpstreamFailure =
   /** the connection could not be made or was lost */
   | 'unavailable'
   /** a 2xx answer whose body could not be read as its content type, or was too large */
-  | 'invalid-response';
+  | 'invalid-response'
+  /**
+   * not sent: the area's circuit is open (`circuit.ts`), or the area answered 503 with a
+   * Retry-After that has not passed yet (`back-pressure.ts`)
+   */
+  | 'circuit-open'
+  /** not sent: the area answered 429 with a Retry-After that has not passed yet (`back-pressure.ts`) */
+  | 'rate-limited';
 
 /** What an {@link UpstreamError} is built from. */
 export type UpstreamErrorOptions = {
@@ -32,6 +39,11 @@ export type UpstreamErrorOptions = {
   upstreamCode?: number | undefined;
   /** how many times the call was retried before it failed for good (for metrics). @default 0 */
   retries?: number;
+  /**
+   * how long the area asked not to be called (a 429's or 503's Retry-After, capped), or how long
+   * its circuit stays open, in milliseconds; the caller is told it as `extensions.retryAfter`
+   */
+  retryAfterMs?: number | undefined;
 };
 
 /**
@@ -50,6 +62,8 @@ export class UpstreamError extends Error {
   readonly upstreamCode: number | undefined;
   /** how many times the call was retried before it failed for good (for metrics) */
   readonly retries: number;
+  /** see {@link UpstreamErrorOptions.retryAfterMs} */
+  readonly retryAfterMs: number | undefined;
 
   constructor(options: UpstreamErrorOptions) {
     super(options.message);
@@ -59,6 +73,7 @@ export class UpstreamError extends Error {
     this.status = options.status;
     this.upstreamCode = options.upstreamCode;
     this.retries = options.retries ?? 0;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -83,8 +98,8 @@ const CONNECTION_ERROR_CODES = new Set([
 export function afterRetries(error: UpstreamError, retries: number): UpstreamError {
   if (retries === 0) return error;
   const message = `${error.message} (after ${retries} ${retries === 1 ? 'retry' : 'retries'})`;
-  const { service, operation, failure, status, upstreamCode } = error;
-  return new UpstreamError({ service, operation, failure, message, status, upstreamCode, retries });
+  const { service, operation, failure, status, upstreamCode, retryAfterMs } = error;
+  return new UpstreamError({ service, operation, failure, message, status, upstreamCode, retries, retryAfterMs });
 }
 
 /** The system or undici code of an error (`ECONNREFUSED`, `UND_ERR_SOCKET`), if it has one. */

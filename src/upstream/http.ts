@@ -3,8 +3,10 @@
  * origin, timeouts (connect, headers, whole body, and a deadline per call), retries of reads
  * that met a connection error or a 502/503/504, and decoding by Content-Type. What a failure
  * was is `failure.ts`'s to say, reading a bounded body `body.ts`'s, decoding `codec.ts`'s.
- * Identical GETs in flight at the same time share one call (`in-flight.ts`). Area modules
- * (`petstore.ts`, `plants.ts`) sit on top; resolvers never see HTTP.
+ * Identical GETs in flight at the same time share one call (`in-flight.ts`). Each area has a
+ * circuit breaker (`circuit.ts`) and honours the Retry-After of a 429 or 503 (`back-pressure.ts`):
+ * an area that is down or asked for no calls is not called. Area modules (`petstore.ts`,
+ * `plants.ts`) sit on top; resolvers never see HTTP.
  *
  * Why not undici's interceptors (undici 7 has retry, deduplicate and cache), measured against
  * what this code must do:
@@ -23,7 +25,15 @@ import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { RequestScope } from '../observability/request-context.js';
 import { credentialSecretsOf, redact } from '../secrets.js';
+import { isHoldingStatus, retryAfterMs, RetryAfterGate, type GateState, type HoldingStatus } from './back-pressure.js';
 import { readBoundedBody, ResponseTooLarge, type BodyLimits } from './body.js';
+import {
+  AreaCircuit,
+  type AreaNews,
+  type AreaNewsChannel,
+  type CircuitSettings,
+  type CircuitState,
+} from './circuit.js';
 import { decodeByContentType, DecodeError, normalize, type Payload, type Shape } from './codec.js';
 import {
   afterRetries,
@@ -74,6 +84,14 @@ export type UpstreamClientOptions = {
   retryBackoffMaxMs: number;
   /** called before each retry, for logs and metrics */
   onRetry?: (event: RetryEvent) => void;
+  /** the area's circuit breaker (UPSTREAM_CIRCUIT_FAILURES, UPSTREAM_CIRCUIT_COOLDOWN_MS) */
+  circuit: CircuitSettings;
+  /** the longest wait a 429's or 503's Retry-After imposes, in milliseconds (UPSTREAM_RETRY_AFTER_MAX_MS) */
+  retryAfterMaxMs: number;
+  /** called each time the area's circuit changes state, for logs and metrics */
+  onCircuitChange?: (state: CircuitState) => void;
+  /** how replicas share circuits and Retry-After holds (with REDIS_URL); without it each keeps its own */
+  news?: AreaNewsChannel;
   /** watches every call (metrics, traces, the request log): may add headers to it, and hears how it ended */
   observer?: UpstreamObserver;
   /**
@@ -187,6 +205,15 @@ export type UpstreamClient = {
   close(): Promise<void>;
 };
 
+/** Whether an area is called at all now: its circuit, and a Retry-After hold. */
+export type AreaStanding = {
+  circuit: CircuitState;
+  /** milliseconds until the circuit lets a call through again; 0 unless it is open */
+  circuitRemainingMs: number;
+  /** a 429's or 503's Retry-After that has not passed */
+  gate: GateState;
+};
+
 /** An area's client as {@link createUpstreamClient} makes it: with its pool's own readiness check. */
 export type UpstreamPool = UpstreamClient & {
   /**
@@ -194,6 +221,8 @@ export type UpstreamPool = UpstreamClient & {
    * status it answered; throws as a call does when there is no answer (see `transportFailure`).
    */
   ping(timeoutMs: number): Promise<number>;
+  /** whether the area is called at all now (for /readiness); a stand-in pool without one counts as always called */
+  standing?(): AreaStanding;
 };
 
 /**
@@ -259,6 +288,7 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
     service,
     request: (call) => calls.request(call),
     ping: (timeoutMs) => calls.ping(timeoutMs),
+    standing: () => calls.standing(),
     close: () => calls.close(),
   };
 }
@@ -281,6 +311,8 @@ class UpstreamCalls {
   private readonly retryBackoffMaxMs: number;
   // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
   private readonly inFlight: InFlightCalls<Sent, Progress> | undefined;
+  private readonly circuit: AreaCircuit;
+  private readonly gate: RetryAfterGate;
 
   constructor(service: UpstreamService, options: UpstreamClientOptions) {
     this.service = service;
@@ -305,6 +337,32 @@ class UpstreamCalls {
     this.inFlight = options.dedupe
       ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
       : undefined;
+    this.gate = new RetryAfterGate(service);
+    this.circuit = new AreaCircuit(service, {
+      ...options.circuit,
+      onChange: options.onCircuitChange,
+      onOpen: (ms) => options.news?.publish({ service, hold: 'circuit', ms }),
+    });
+    options.news?.subscribe((news) => this.heard(news));
+  }
+
+  /** What another replica found: its circuit opened, or the area asked it for no calls. */
+  private heard(news: AreaNews): void {
+    if (news.service !== this.service) return;
+    // However long the news says, no longer than this replica would hold the area itself.
+    const { cooldownMs } = this.options.circuit;
+    const ms = Math.min(news.ms, Math.max(cooldownMs, this.options.retryAfterMaxMs));
+    if (news.hold === 'circuit') this.circuit.holdFor(ms);
+    else this.gate.hold(news.hold, ms);
+  }
+
+  /** The area asked (429 or 503 with Retry-After) for no calls for `ms`: held back, and the other replicas told. */
+  private hold(status: HoldingStatus, ms: number): void {
+    if (this.gate.hold(status, ms)) this.options.news?.publish({ service: this.service, hold: status, ms });
+  }
+
+  standing(): AreaStanding {
+    return { circuit: this.circuit.state(), circuitRemainingMs: this.circuit.remainingMs(), gate: this.gate.state() };
   }
 
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
@@ -402,18 +460,39 @@ class UpstreamCalls {
     }
   }
 
+  /**
+   * One call, unless its area is held back (a Retry-After not passed, the circuit open): then it
+   * fails at once, sending nothing. Made once however many callers share it, it counts once in
+   * the circuit.
+   */
+  private send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
+    const held = this.gate.refusal(call.operation);
+    if (held !== undefined) return Promise.reject(held);
+    return this.circuit.run(call.operation, () => this.retried(call, limits));
+  }
+
   /** One call, retried as its method and failure allow, within `limits`. */
-  private async send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
+  private async retried(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
     const { retries, retryBackoffMs, retryBackoffMaxMs } = this;
     // Only a read can be sent twice without risk: a POST or PUT may have been carried out
     // although its answer was lost, and a second one would act twice.
     const idempotent = call.method === 'GET';
 
     for (let retry = 0; ; retry += 1) {
+      // Another replica may have made the area's Retry-After longer while this call waited to retry.
+      const held = retry > 0 ? this.gate.refusal(call.operation) : undefined;
+      if (held !== undefined) throw afterRetries(held, retry);
       const outcome = await this.attempt(call, limits);
       if (outcome.ok) return { response: outcome.response, retries: retry };
-      if (!idempotent || !outcome.transient || retry >= retries) throw afterRetries(outcome.error, retry);
-      const delayMs = retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs);
+      // Nor is a retry made once the area's circuit has opened (other calls failed meanwhile).
+      if (!idempotent || !outcome.transient || retry >= retries || !this.circuit.admits())
+        throw afterRetries(outcome.error, retry);
+      // Never before the time a Retry-After asked for.
+      const gate = this.gate.state();
+      const delayMs = Math.max(
+        retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs),
+        gate.shut ? gate.remainingMs : 0,
+      );
       // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
       if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
       this.options.onRetry?.({
@@ -467,7 +546,7 @@ class UpstreamCalls {
     } catch (error) {
       return this.unread(call, error, status);
     }
-    return this.judge(call, status, headerValue(response.headers['content-type']), text);
+    return this.judge(call, status, response.headers, text);
   }
 
   /** How much of an answer's body is read, and for how long. */
@@ -491,8 +570,9 @@ class UpstreamCalls {
   }
 
   /** A complete answer, as its caller is told: a redirect, an error status, or a 2xx body decoded. */
-  private judge(call: UpstreamRequest, status: number, contentType: string | undefined, text: string): Attempt {
+  private judge(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
     const { service } = this;
+    const contentType = headerValue(headers['content-type']);
     if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
       return failed(
@@ -505,20 +585,7 @@ class UpstreamCalls {
         `status ${status}`,
       );
     }
-    if (status < 200 || status > 299) {
-      const { message, code } = errorMessage(text, contentType);
-      return failed(
-        this.fail(
-          call,
-          'status',
-          message || `${service} answered ${call.operation} with status ${status}`,
-          status,
-          code,
-        ),
-        `status ${status}`,
-        UNAVAILABLE_STATUSES.has(status),
-      );
-    }
+    if (status < 200 || status > 299) return this.errorAnswer(call, status, headers, text);
     if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
       return { ok: true, response: { status, body: decodeByContentType(text, contentType) } };
@@ -534,6 +601,27 @@ class UpstreamCalls {
         'invalid body',
       );
     }
+  }
+
+  /**
+   * An answer with an error status, as its caller is told; a 429 or 503 with Retry-After also
+   * holds the area back for the time it asks (at most UPSTREAM_RETRY_AFTER_MAX_MS).
+   */
+  private errorAnswer(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
+    const { message, code } = errorMessage(text, headerValue(headers['content-type']));
+    const heldMs = isHoldingStatus(status)
+      ? retryAfterMs(headerValue(headers['retry-after']), Date.now(), this.options.retryAfterMaxMs)
+      : undefined;
+    if (heldMs !== undefined && isHoldingStatus(status)) this.hold(status, heldMs);
+    const error = this.fail(
+      call,
+      'status',
+      message || `${this.service} answered ${call.operation} with status ${status}`,
+      status,
+      code,
+      heldMs,
+    );
+    return failed(error, `status ${status}`, UNAVAILABLE_STATUSES.has(status));
   }
 
   /** A try that ended before its answer was complete, as its caller is told. */
@@ -562,6 +650,7 @@ class UpstreamCalls {
     message: string,
     status?: number,
     code?: number,
+    retryAfterMs?: number,
   ): UpstreamError {
     // The secrets are only gathered when a message has to be cleared of them. An upstream that
     // echoes a credential or a password must not get it into a response or a log.
@@ -573,6 +662,7 @@ class UpstreamCalls {
       message: redact(message, secrets),
       status,
       upstreamCode: code,
+      retryAfterMs,
     });
   }
 
@@ -603,6 +693,7 @@ class UpstreamCalls {
   }
 
   close(): Promise<void> {
+    this.circuit.close();
     return this.pool.close();
   }
 }

@@ -59,15 +59,19 @@ export function tracked<T>(promise: Promise<T>): Tracked<T> {
 }
 
 /**
- * Fakes `setTimeout`, `clearTimeout` and `performance.now()` for the rest of the calling test
- * (restored when it ends). Fake time starts at the real `performance.now()` and moves only when
+ * Fakes `setTimeout`, `clearTimeout` and `performance.now()` (and `Date`, with `date: true`) for
+ * the rest of the calling test (restored when it ends). Fake time starts at the real `performance.now()` and moves only when
  * the test moves it. Call it inside a test, before the calls whose timing it controls start.
  */
-export function fakeClock(): void {
+export function fakeClock(options: { date?: boolean } = {}): void {
   startUndiciClock();
   const original = globalThis.performance;
   const startedAt = original.now();
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], shouldClearNativeTimers: true });
+  vi.useFakeTimers({
+    // `Date` too when asked: the circuit breaker (cockatiel) and Retry-After dates read `Date.now()`.
+    toFake: ['setTimeout', 'clearTimeout', 'performance', ...(options.date === true ? (['Date'] as const) : [])],
+    shouldClearNativeTimers: true,
+  });
   const fake = globalThis.performance;
   // Libraries that kept the `performance` object when they loaded (lru-cache, under the response
   // cache) read the same fake time; starting from the real time keeps their timestamps non-zero

@@ -39,7 +39,17 @@ export const ALL_CREDENTIALS = { authorization: `Bearer ${BEARER}`, api_key: API
 export function testConfig(
   overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>,
 ): GatewayConfig {
-  return { ...loadConfig([], {}), host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides };
+  // The circuit breaker is off unless a test turns it on (the upstream-circuit tests do): a file
+  // whose tests fail one upstream call after another on one gateway would otherwise find the
+  // area's circuit opened by the tests before it.
+  return {
+    ...loadConfig([], {}),
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: 'warn',
+    upstreamCircuitFailures: 0,
+    ...overrides,
+  };
 }
 
 /**

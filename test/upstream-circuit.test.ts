@@ -1,0 +1,336 @@
+/**
+ * The circuit breaker of each upstream area (`src/upstream/circuit.ts`), seen by a GraphQL
+ * caller and by the upstream: after UPSTREAM_CIRCUIT_FAILURES failed calls in a row (connection
+ * errors, timeouts, 5xx; never a 4xx) the area is not called, and queries fail at once with
+ * UPSTREAM_UNAVAILABLE and `retryAfter`; after the cool-down one trial call goes through while
+ * the others still fail at once; its success closes the circuit, its failure opens it again. A
+ * call shared by several callers counts once. `upstream_circuit_state` and /readiness follow the
+ * state. With REDIS_URL, a circuit opened on one replica holds the area back on the others, and
+ * Redis being away never stops a call.
+ *
+ * Cool-downs run on a fake clock (`fakeClock({ date: true })`: cockatiel reads `Date.now()`).
+ */
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { fakeClock, tracked, until } from './helpers/clock.js';
+import { serveObserved, type ObservedGateway } from './helpers/observed.js';
+import { useRedis } from './helpers/redis.js';
+import { hold, json, useScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { ALL_CREDENTIALS, type GraphQLResponse } from './helpers/stack.js';
+import type { GatewayConfig } from '../src/gateway.js';
+
+const upstream = useScriptedUpstream();
+const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
+const PET_QUERY = '{ pet(id: 1) { id name } }';
+const DOWN = json(500, { code: 500, message: 'Internal failure' });
+const PET_ANSWER = { status: 200, data: { pet: { id: '1', name: 'Cat 1' } } };
+/** The error of a query refused because the pet store's circuit is open. */
+const circuitOpen = (retryAfter: number) => ({
+  code: 'UPSTREAM_UNAVAILABLE',
+  upstream: { service: 'petstore', operation: 'getPetById' },
+  retryAfter,
+});
+/** A circuit that opens after 3 failures, for 5 s; no retries, so that each query makes one call. */
+const BREAKER: Partial<GatewayConfig> = {
+  upstreamCircuitFailures: 3,
+  upstreamCircuitCooldownMs: 5000,
+  upstreamRetries: 0,
+};
+
+/** A gateway in front of the scripted upstream (both areas), closed when the test ends. */
+async function serve(overrides: Partial<GatewayConfig> = {}, up: ScriptedUpstream = upstream()) {
+  const gateway = await serveObserved(
+    { petstoreUrl: `${up.url}/api/v3`, plantsUrl: up.url },
+    { ...BREAKER, ...overrides },
+  );
+  onTestFinished(() => gateway.close());
+  return gateway;
+}
+
+const ask = (gateway: ObservedGateway) => gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
+
+/** The pet store requests the upstream received (readiness's pings of the base URL left out). */
+const petCalls = (up: ScriptedUpstream = upstream()) => up.requests.filter((request) => request.url.includes('/pet/'));
+
+/** The extensions of each error of a result. */
+const extensionsOf = (result: GraphQLResponse) => result.errors?.map((error) => error.extensions);
+
+/** `upstream_circuit_state{service="petstore"}` in the gateway's /metrics. */
+async function circuitMetric(gateway: ObservedGateway): Promise<number | undefined> {
+  const text = await (await fetch(`${gateway.origin}/metrics`)).text();
+  const line = /^upstream_circuit_state\{service="petstore"\} (\d+)$/m.exec(text);
+  return line ? Number(line[1]) : undefined;
+}
+
+async function readiness(gateway: ObservedGateway) {
+  const response = await fetch(`${gateway.origin}/readiness`);
+  return { status: response.status, body: (await response.json()) as { upstreams: Record<string, unknown> } };
+}
+
+/** Fails `count` queries through `gateway` with the upstream answering 500. */
+async function failCalls(gateway: ObservedGateway, count: number): Promise<void> {
+  upstream().answer(DOWN);
+  for (let index = 0; index < count; index += 1) await ask(gateway);
+}
+
+describe('an area whose calls fail in a row', () => {
+  it('is not called after UPSTREAM_CIRCUIT_FAILURES failures: queries fail at once with UPSTREAM_UNAVAILABLE and retryAfter', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+
+    await failCalls(gateway, 3);
+    expect(petCalls()).toHaveLength(3);
+    upstream().answer((request) =>
+      request.url.startsWith('/plants') ? json(200, { name: 'Fern' }) : json(200, PET_1),
+    );
+    const refused = await ask(gateway);
+
+    expect(refused.data).toEqual({ pet: null });
+    expect(extensionsOf(refused)).toEqual([circuitOpen(5)]);
+    expect(refused.errors?.[0]?.message).toMatch(/^petstore is unavailable \(circuit open: its last 3 calls failed\)/);
+    expect(petCalls()).toHaveLength(3);
+    // Counted as a call held back, not timed as one the upstream answered.
+    const metrics = await (await fetch(`${gateway.origin}/metrics`)).text();
+    expect(metrics).toContain(
+      'upstream_requests_total{service="petstore",operation="getPetById",method="GET",status="none",outcome="circuit_open"} 1',
+    );
+    expect(metrics).toContain(
+      'upstream_request_duration_seconds_count{service="petstore",operation="getPetById",method="GET"} 3',
+    );
+    // The plant area has its own circuit: still called.
+    const plant = await gateway.gql(
+      'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
+    expect(plant).toEqual({ status: 200, data: { createPlant: { name: 'Fern' } } });
+    expect(upstream().requests.map((request) => `${request.method} ${request.url}`)).toContain('POST /plants');
+  });
+
+  it('counts refused connections and timeouts, not 4xx answers', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+
+    upstream().answer(json(404, { code: 404, message: 'Pet not found' }));
+    for (let index = 0; index < 5; index += 1) await ask(gateway);
+    upstream().answer({ reset: true });
+    await ask(gateway);
+    await ask(gateway);
+    upstream().answer(json(200, PET_1));
+    // 5 answers of 404 and 2 lost connections: not 3 failures in a row of the upstream.
+    expect(await ask(gateway)).toEqual(PET_ANSWER);
+    upstream().answer({ reset: true });
+    for (let index = 0; index < 3; index += 1) await ask(gateway);
+    const before = petCalls().length;
+
+    expect(extensionsOf(await ask(gateway))).toEqual([circuitOpen(5)]);
+    expect(petCalls()).toHaveLength(before);
+  });
+
+  it('lets one trial call through after the cool-down, refusing the others meanwhile; its success closes the circuit', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    await failCalls(gateway, 3);
+
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(extensionsOf(await ask(gateway))).toEqual([circuitOpen(1)]);
+    expect(petCalls()).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(1);
+    const held = hold(json(200, PET_1));
+    upstream().answer(held.answer);
+    const trial = tracked(ask(gateway));
+    await until(() => petCalls().length === 4, 'the trial call to reach the upstream');
+    // Another pet: the same one would join the trial call in flight (UPSTREAM_DEDUPE).
+    const meanwhile = await gateway.gql('{ pet(id: 2) { id name } }', {}, ALL_CREDENTIALS);
+    held.release();
+
+    expect(extensionsOf(meanwhile)).toEqual([circuitOpen(1)]);
+    expect(meanwhile.errors?.[0]?.message).toContain('a trial call is under way');
+    expect(await trial).toEqual(PET_ANSWER);
+    expect(await ask(gateway)).toEqual(PET_ANSWER);
+    expect(petCalls()).toHaveLength(5);
+  });
+
+  it('opens again for another cool-down when the trial call fails', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    await failCalls(gateway, 3);
+
+    await vi.advanceTimersByTimeAsync(5000);
+    const trial = await ask(gateway);
+    upstream().answer(json(200, PET_1));
+    const after = await ask(gateway);
+
+    expect(extensionsOf(trial)).toEqual([
+      { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } },
+    ]);
+    expect(extensionsOf(after)).toEqual([circuitOpen(5)]);
+    expect(petCalls()).toHaveLength(4);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(await ask(gateway)).toEqual(PET_ANSWER);
+  });
+
+  it('counts a call shared by several queries once', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve({ upstreamCircuitFailures: 2 });
+    const held = hold(DOWN);
+    upstream().answer(held.answer);
+
+    const shared = [ask(gateway), ask(gateway), ask(gateway)];
+    await until(() => petCalls().length === 1, 'the shared call to reach the upstream');
+    await until(
+      async () =>
+        / 2$/m.test(
+          (await (await fetch(`${gateway.origin}/metrics`)).text())
+            .split('\n')
+            .filter((line) => line.startsWith('upstream_shared_calls_total{'))
+            .join('\n'),
+        ),
+      'the other two queries to join the call in flight',
+    );
+    held.release();
+    const results = await Promise.all(shared);
+
+    expect(results.map((result) => extensionsOf(result)?.[0]?.['code'])).toEqual([
+      'UPSTREAM_ERROR',
+      'UPSTREAM_ERROR',
+      'UPSTREAM_ERROR',
+    ]);
+    expect(petCalls()).toHaveLength(1);
+    upstream().answer(json(200, PET_1));
+    // One failure, not three: the circuit (2 in a row) is still closed.
+    expect(await ask(gateway)).toEqual(PET_ANSWER);
+    expect(petCalls()).toHaveLength(2);
+  });
+
+  it('keeps calling with UPSTREAM_CIRCUIT_FAILURES=0 (no breaker)', async () => {
+    const gateway = await serve({ upstreamCircuitFailures: 0 });
+
+    await failCalls(gateway, 10);
+
+    expect(petCalls()).toHaveLength(10);
+  });
+
+  it('shows its state in upstream_circuit_state (0 closed, 1 half-open, 2 open), in /readiness and in the log', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    upstream().answer(json(200, PET_1));
+    expect(await circuitMetric(gateway)).toBe(0);
+    expect((await readiness(gateway)).body.upstreams['petstore']).toMatchObject({ ready: true, circuit: 'closed' });
+
+    await failCalls(gateway, 3);
+    const pingsBefore = upstream().requests.length;
+    const open = await readiness(gateway);
+
+    expect(await circuitMetric(gateway)).toBe(2);
+    expect(open.status).toBe(503);
+    expect(open.body.upstreams['petstore']).toEqual({
+      ready: false,
+      reason: 'circuit open, not called for 5 s',
+      circuit: 'open',
+    });
+    expect(open.body).toMatchObject({
+      message: expect.stringContaining('petstore (circuit open, not called for 5 s)'),
+    });
+    // An open area is not asked, even by readiness; the plant area is.
+    expect(
+      upstream()
+        .requests.slice(pingsBefore)
+        .map((request) => request.url),
+    ).toEqual(['/']);
+    expect(gateway.log.text()).toContain('upstream petstore: circuit open, calls fail at once');
+
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(await circuitMetric(gateway)).toBe(1);
+    expect((await readiness(gateway)).body.upstreams['petstore']).toMatchObject({ circuit: 'half-open' });
+    upstream().answer(json(200, PET_1));
+    await ask(gateway);
+
+    expect(await circuitMetric(gateway)).toBe(0);
+    expect((await readiness(gateway)).body.upstreams['petstore']).toMatchObject({ ready: true, circuit: 'closed' });
+    expect(gateway.log.text()).toContain('upstream petstore: circuit closed, calls go through again');
+  });
+});
+
+describe('replicas sharing Redis', () => {
+  const redis = useRedis();
+
+  /** Two gateways on the test's Redis, both subscribed to the circuits' news before the test goes on. */
+  async function replicas(overrides: Partial<GatewayConfig> = {}): Promise<[ObservedGateway, ObservedGateway]> {
+    const config = { redisUrl: redis.url, redisKeyPrefix: `circuit-test-${Math.random()}:`, ...overrides };
+    const pair: [ObservedGateway, ObservedGateway] = [await serve(config), await serve(config)];
+    for (const gateway of pair)
+      await until(async () => {
+        const body = (await readiness(gateway)).body as { redis?: { ready: boolean } };
+        return body.redis?.ready;
+      }, 'the replica to reach Redis');
+    return pair;
+  }
+
+  it('a circuit opened on one replica holds the area back on the other, which does not call it', async () => {
+    const [a, b] = await replicas();
+
+    await failCalls(a, 3);
+    await until(
+      async () => ((await readiness(b)).body.upstreams['petstore'] as { circuit: string }).circuit === 'open',
+      'the other replica to hold the pet store back',
+    );
+    upstream().answer(json(200, PET_1));
+    const refused = await ask(b);
+
+    expect(extensionsOf(refused)).toEqual([
+      {
+        code: 'UPSTREAM_UNAVAILABLE',
+        upstream: { service: 'petstore', operation: 'getPetById' },
+        retryAfter: expect.any(Number),
+      },
+    ]);
+    expect(refused.errors?.[0]?.message).toContain('another replica of the gateway found it failing');
+    expect(petCalls()).toHaveLength(3);
+    // What the other replica shares is in Redis, under the prefix, for the cool-down.
+    expect(await redis.cli('--scan', '--pattern', '*upstream-hold:petstore:circuit')).not.toBe('');
+  });
+
+  it('a 429 with Retry-After on one replica holds the area back on the other', async () => {
+    const [a, b] = await replicas();
+
+    upstream().answer({
+      ...json(429, { message: 'slow down' }),
+      headers: { 'content-type': 'application/json', 'retry-after': '30' },
+    });
+    expect(extensionsOf(await ask(a))).toEqual([
+      {
+        code: 'UPSTREAM_RATE_LIMITED',
+        upstream: { service: 'petstore', operation: 'getPetById', status: 429 },
+        retryAfter: 30,
+      },
+    ]);
+    await until(
+      async () => !((await readiness(b)).body.upstreams['petstore'] as { ready: boolean }).ready,
+      'the other replica to hold the pet store back',
+    );
+    const refused = await ask(b);
+
+    expect(extensionsOf(refused)).toEqual([
+      {
+        code: 'UPSTREAM_RATE_LIMITED',
+        upstream: { service: 'petstore', operation: 'getPetById' },
+        retryAfter: expect.any(Number),
+      },
+    ]);
+    expect(petCalls()).toHaveLength(1);
+  });
+
+  it('without Redis, calls still go through and each replica keeps its own circuit (fail open)', async () => {
+    const [a, b] = await replicas();
+    await redis.stop();
+    onTestFinished(() => redis.start());
+
+    upstream().answer(DOWN);
+    await failCalls(a, 3);
+    upstream().answer(json(200, PET_1));
+
+    expect(await ask(b)).toEqual(PET_ANSWER);
+    expect(extensionsOf(await ask(a))).toEqual([circuitOpen(5)]);
+    expect(petCalls()).toHaveLength(4);
+  });
+});

@@ -215,6 +215,9 @@ function upstreamObserver(
       operation: call.operation,
       method: call.method,
       ...(call.shared ? { shared: true } : {}),
+      template: call.template,
+      ...(call.batched ? { batched: true } : {}),
+      for: scope?.operation,
     };
     request?.upstream.push(record);
     return {

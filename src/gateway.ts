@@ -246,8 +246,11 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
     // GraphiQL, CORS, batching and the body limit, as configured.
     ...security.yogaOptions,
     renderGraphiQL: graphiql.render,
-    // Example operations for every area; demo credentials only on the embedded emulator.
-    graphiql: config.graphiql ? graphiql.options(graphiqlOptions({ emulator: config.emulator ?? false })) : false,
+    // Example operations for every area; demo credentials only on the embedded emulator; the
+    // explain header when EXPLAIN is on.
+    graphiql: config.graphiql
+      ? graphiql.options(graphiqlOptions({ emulator: config.emulator ?? false, explain: config.explain }))
+      : false,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
     // yoga's landing page names its version; `/` has a page of ours (src/plugins/entry-pages.ts).

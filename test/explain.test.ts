@@ -128,7 +128,7 @@ describe('x-gateway-explain: 1 on a request the lane serves (a plain JSON POST)'
     for (const secret of [BEARER, API_KEY, 'available', '/pet/9']) expect(text).not.toContain(secret);
   });
 
-  it('marks a call that joined an identical one in flight (another request\'s) as shared; the upstream got one', async () => {
+  it("marks a call that joined an identical one in flight (another request's) as shared; the upstream got one", async () => {
     const served = await serve({ metrics: true });
     const held = hold(json(200, pet(1)));
     upstream.answer(held.answer);
@@ -138,7 +138,9 @@ describe('x-gateway-explain: 1 on a request the lane serves (a plain JSON POST)'
     const second = served.gql('{ pet(id: "1") { id } }', {}, { ...EXPLAIN, 'x-request-id': 'second' });
     // The second has joined once the observer has counted it.
     await expect
-      .poll(async () => (await (await fetch(`${served.origin}/metrics`)).text()).includes('upstream_shared_calls_total{'))
+      .poll(async () =>
+        (await (await fetch(`${served.origin}/metrics`)).text()).includes('upstream_shared_calls_total{'),
+      )
       .toBe(true);
     held.release();
 
@@ -189,7 +191,10 @@ describe('x-gateway-explain: 1 on a request yoga serves (a POST of application/g
     });
 
     expect(await response.json()).toEqual([
-      { data: { pet: { id: '4' } }, extensions: { upstream: [call('getPetById', 'GET', '/pet/{petId}', { batched: true })] } },
+      {
+        data: { pet: { id: '4' } },
+        extensions: { upstream: [call('getPetById', 'GET', '/pet/{petId}', { batched: true })] },
+      },
       {
         data: { order: { id: '1' } },
         extensions: { upstream: [call('getOrderById', 'GET', '/store/order/{orderId}', { batched: true })] },

@@ -367,7 +367,12 @@ function userOperations(store: Store) {
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
       const call = withBody(
         store,
-        { operation: 'updateUser', method: 'PUT', ...route('/user/{username}', { username }), secrets: passwords([user]) },
+        {
+          operation: 'updateUser',
+          method: 'PUT',
+          ...route('/user/{username}', { username }),
+          secrets: passwords([user]),
+        },
         NewUserShape,
         user,
       );

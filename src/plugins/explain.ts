@@ -91,7 +91,7 @@ export function explained(result: unknown, request: RequestRecord): unknown {
     });
   }
   if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return result;
-  return withUpstream(result as ExecutionResult, request.upstream);
+  return withUpstream(result, request.upstream);
 }
 
 /**
@@ -102,11 +102,11 @@ export function explained(result: unknown, request: RequestRecord): unknown {
 export function useExplain(scopes: RequestScopes): Plugin {
   return laneStandsIn(
     {
-      onResultProcess({ request, result, setResult }) {
+      onResultProcess(payload) {
         // The only cost for a request that does not ask: one header read.
-        if (request.headers.get(EXPLAIN_HEADER) !== '1') return;
-        const record = scopes.requestOf(request);
-        if (record !== undefined) setResult(explained(result, record) as typeof result);
+        if (payload.request.headers.get(EXPLAIN_HEADER) !== '1') return;
+        const record = scopes.requestOf(payload.request);
+        if (record !== undefined) payload.setResult(explained(payload.result, record) as typeof payload.result);
       },
     },
     { onResultProcess: THE_LANE_CALLS_IT },

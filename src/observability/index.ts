@@ -216,7 +216,7 @@ function upstreamObserver(
       method: call.method,
       ...(call.shared ? { shared: true } : {}),
       template: call.template,
-      ...(call.batched ? { batched: true } : {}),
+      batched: call.batched === true,
       for: scope?.operation,
     };
     request?.upstream.push(record);

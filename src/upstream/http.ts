@@ -362,9 +362,9 @@ class UpstreamCalls {
       operation: call.operation,
       method: call.method,
       ...(joined ? { shared: true } : {}),
-      ...(call.batched ? { batched: true } : {}),
       scope: call.scope,
       template: call.template ?? call.path,
+      batched: call.batched === true,
     });
     if (watch === undefined) return (await (joined ?? this.made(key, waiter, call))).response;
     const started = performance.now();

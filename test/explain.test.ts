@@ -204,6 +204,25 @@ describe('x-gateway-explain: 1 on a request yoga serves (a POST of application/g
   });
 });
 
+describe('with the response cache on', () => {
+  it('a kept answer carries no calls to the next caller, and a hit explained lists none: nothing was called', async () => {
+    const served = await serve({ responseCacheTtlMs: 60_000 });
+
+    const first = await served.gql('{ pet(id: "1") { id } }', {}, EXPLAIN);
+    const plain = await served.gql('{ pet(id: "1") { id } }');
+    const hit = await served.gql('{ pet(id: "1") { id } }', {}, EXPLAIN);
+
+    expect(first).toEqual({
+      status: 200,
+      data: { pet: { id: '1' } },
+      extensions: { upstream: [call('getPetById', 'GET', '/pet/{petId}', { batched: true })] },
+    });
+    expect(plain).toEqual({ status: 200, data: { pet: { id: '1' } } });
+    expect(hit).toEqual({ status: 200, data: { pet: { id: '1' } }, extensions: { upstream: [] } });
+    expect(received()).toEqual(['GET /api/v3/pet/1']);
+  });
+});
+
 describe('the header is ignored', () => {
   it('with EXPLAIN=false, on both paths: no extensions, the same upstream calls', async () => {
     const served = await serve({ explain: false });

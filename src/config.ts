@@ -528,8 +528,9 @@ export const SETTINGS = [
     key: 'nodeEnv',
     env: 'NODE_ENV',
     default: 'development',
-    description: 'production: INTROSPECTION and GRAPHIQL default to false',
-    details: '`production` switches the defaults of `INTROSPECTION` and `GRAPHIQL` to `false` (a value you set wins)',
+    description: 'production: INTROSPECTION, GRAPHIQL and EXPLAIN default to false',
+    details:
+      '`production` switches the defaults of `INTROSPECTION`, `GRAPHIQL` and `EXPLAIN` to `false` (a value you set wins)',
     parse: (raw: string) => raw,
   },
   {
@@ -540,6 +541,17 @@ export const SETTINGS = [
     description: 'answer introspection (__schema, __type) and the federation SDL (_service): true or false',
     details:
       'answer `__schema`, `__type` and the federation SDL (`_service`); off, they are refused with `INTROSPECTION_DISABLED` and "Did you mean" suggestions are hidden. See [Security](security.md)',
+    parse: flag,
+  },
+  {
+    key: 'explain',
+    env: 'EXPLAIN',
+    default: 'true',
+    productionDefault: 'false',
+    description:
+      'answer a request that sends x-gateway-explain: 1 with extensions.upstream (its upstream calls): true or false',
+    details:
+      'a request that sends `x-gateway-explain: 1` gets `extensions.upstream` in its answer: each upstream call it made, in order, with its method, path template, status, duration and whether it was batched, shared or cached (never a query string, a body or a credential); off, the header is ignored. See [Explain](operations.md#explain-what-a-query-costs-the-upstream)',
     parse: flag,
   },
   {

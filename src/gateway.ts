@@ -13,6 +13,7 @@ import { maskError } from './errors.js';
 import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
+import { useExplain } from './plugins/explain.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
@@ -264,8 +265,11 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
     // GraphiQL, CORS, batching and the body limit, as configured.
     ...security.yogaOptions,
     renderGraphiQL: graphiql.render,
-    // Example operations for every area; demo credentials only on the embedded emulator.
-    graphiql: config.graphiql ? graphiql.options(graphiqlOptions({ emulator: config.emulator ?? false })) : false,
+    // Example operations for every area; demo credentials only on the embedded emulator; the
+    // explain header when EXPLAIN is on.
+    graphiql: config.graphiql
+      ? graphiql.options(graphiqlOptions({ emulator: config.emulator ?? false, explain: config.explain }))
+      : false,
     // Uploads are parsed by useStreamingUploads, which streams files instead of buffering them.
     multipart: false,
     // yoga's landing page names its version; `/` has a page of ours (src/plugins/entry-pages.ts).
@@ -302,6 +306,9 @@ function gatewayPlugins(
     // the observability plugin, which then logs the status sent (a 304 for a current page).
     graphiqlPlugin,
     useAnswerCompression({ minBytes: config.responseCompressionMinBytes }),
+    // `x-gateway-explain: 1` gets extensions.upstream (EXPLAIN; src/plugins/explain.ts): after the
+    // response cache has kept the result, before the observer logs it.
+    ...(config.explain ? [useExplain(observability.lane.scopes)] : []),
     // Last: it logs and counts results and responses as they leave, every error with its final
     // code; its instrumentation still wraps the whole request, refused ones included. Then
     // /metrics and /readiness, the latter asked through each area's own pool.

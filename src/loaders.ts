@@ -61,15 +61,15 @@ class RequestLoaders implements Loaders {
   ) {}
 
   get petById(): Loaders['petById'] {
-    return (this.#petById ??= new DataLoader(eachKey((id) => this.petstore.getPetById(this.credentials, id))));
+    return (this.#petById ??= new DataLoader(eachKey((id) => this.petstore.getPetById(this.credentials, id, true))));
   }
 
   get orderById(): Loaders['orderById'] {
-    return (this.#orderById ??= new DataLoader(eachKey((id) => this.petstore.getOrderById(id))));
+    return (this.#orderById ??= new DataLoader(eachKey((id) => this.petstore.getOrderById(id, true))));
   }
 
   get userByName(): Loaders['userByName'] {
-    return (this.#userByName ??= new DataLoader(eachKey((username) => this.petstore.getUserByName(username))));
+    return (this.#userByName ??= new DataLoader(eachKey((username) => this.petstore.getUserByName(username, true))));
   }
 }
 

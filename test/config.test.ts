@@ -71,6 +71,7 @@ describe('loadConfig', () => {
       shutdownGraceMs: 10000,
       nodeEnv: 'development',
       introspection: true,
+      explain: true,
       requestMaxBytes: 1048576,
       responseCompressionMinBytes: 1024,
       batchMaxOperations: 0,
@@ -141,6 +142,8 @@ describe('loadConfig', () => {
     ['NODE_ENV', 'production', 'nodeEnv', 'production'],
     // Set explicitly, it wins over the production default (false).
     ['INTROSPECTION', 'true', 'introspection', true],
+    // Set explicitly, it wins over the production default (false).
+    ['EXPLAIN', 'true', 'explain', true],
     ['REQUEST_MAX_BYTES', '4096', 'requestMaxBytes', 4096],
     // 0: answers are never compressed.
     ['RESPONSE_COMPRESSION_MIN_BYTES', '0', 'responseCompressionMinBytes', 0],

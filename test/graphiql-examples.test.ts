@@ -129,7 +129,7 @@ function optionsOf(html: string): {
 
 describe('the page', () => {
   it('on the embedded emulator, opens with the example tabs and the demo credentials in the headers tab', async () => {
-    const options = optionsOf(await page({ emulator: true }));
+    const options = optionsOf(await page({ emulator: true, explain: false }));
 
     const demo = JSON.stringify(DEMO_HEADERS, null, 2);
     expect(options.defaultTabs.map((tab) => tab.query.match(/^(query|mutation) \w+/m)?.[0])).toEqual([
@@ -146,7 +146,7 @@ describe('the page', () => {
   });
 
   it('with real upstreams, opens with the example tabs and no credentials at all', async () => {
-    const html = await page({ emulator: false });
+    const html = await page({ emulator: false, explain: false });
     const options = optionsOf(html);
 
     expect(options.defaultTabs).toHaveLength(exampleTabs().length);
@@ -155,5 +155,18 @@ describe('the page', () => {
     expect(options.shouldPersistHeaders).toBe(false);
     expect(options.defaultTabs[5]?.query).toContain("-H 'Authorization: Bearer <your token>'");
     expect(html).not.toContain('Bearer demo');
+  });
+
+  it('with EXPLAIN on, sends x-gateway-explain: 1 from every tab, beside the demo credentials on the emulator', async () => {
+    const onEmulator = optionsOf(await page({ emulator: true, explain: true }));
+    const onReal = optionsOf(await page({ emulator: false, explain: true }));
+
+    const demo = JSON.stringify({ ...DEMO_HEADERS, 'x-gateway-explain': '1' }, null, 2);
+    expect(onEmulator.defaultTabs.every((tab) => tab.headers === demo)).toBe(true);
+    expect(onEmulator.defaultHeaders).toBe(demo);
+    // With real upstreams, the explain header and nothing else: no credential is prefilled.
+    const explainOnly = JSON.stringify({ 'x-gateway-explain': '1' }, null, 2);
+    expect(onReal.defaultTabs.every((tab) => tab.headers === explainOnly)).toBe(true);
+    expect(onReal).toMatchObject({ defaultHeaders: explainOnly, shouldPersistHeaders: false });
   });
 });

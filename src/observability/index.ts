@@ -220,6 +220,9 @@ function upstreamObserver(
       operation: call.operation,
       method: call.method,
       ...(call.shared ? { shared: true } : {}),
+      template: call.template,
+      batched: call.batched === true,
+      for: scope?.operation,
     };
     request?.upstream.push(record);
     return {

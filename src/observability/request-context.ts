@@ -28,6 +28,12 @@ export type UpstreamCallRecord = {
   retries?: number;
   /** true: it joined an identical call already in flight instead of sending one (UPSTREAM_DEDUPE) */
   shared?: boolean;
+  /** its path's template (`/pet/{petId}`): no value of the caller's, so an answer may show it (EXPLAIN) */
+  template: string;
+  /** true: a request's DataLoader made it for the keys of one tick, rather than a resolver for its parent */
+  batched?: boolean;
+  /** the operation it was made for, when known: a batched request's answers each show their own calls */
+  for?: OperationRecord;
 };
 
 /** One GraphQL operation of a request (a batched request has several). */

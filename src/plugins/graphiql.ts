@@ -55,12 +55,21 @@ export function exampleTabs(): readonly Tab[] {
   return tabs;
 }
 
+/** The header that asks the gateway for `extensions.upstream` (EXPLAIN; src/plugins/explain.ts). */
+export const EXPLAIN_HEADERS = { 'x-gateway-explain': '1' };
+
 /**
  * GraphiQL's options: the example tabs, with the demo credentials in each tab's headers when
- * the upstreams are the embedded emulator (and only then).
+ * the upstreams are the embedded emulator (and only then), and `x-gateway-explain: 1` when
+ * EXPLAIN is on, so that each answer in the response pane lists the upstream calls it cost
+ * (`extensions.upstream`); the user can remove it in the headers tab.
  */
-export function graphiqlOptions(upstreams: { emulator: boolean }): GraphiQLOptions {
-  const headers = upstreams.emulator ? JSON.stringify(DEMO_HEADERS, null, 2) : undefined;
+export function graphiqlOptions(upstreams: { emulator: boolean; explain?: boolean }): GraphiQLOptions {
+  const prefilled = {
+    ...(upstreams.emulator ? DEMO_HEADERS : {}),
+    ...(upstreams.explain === true ? EXPLAIN_HEADERS : {}),
+  };
+  const headers = Object.keys(prefilled).length > 0 ? JSON.stringify(prefilled, null, 2) : undefined;
   // The curl command of the upload tab: with the demo token on the emulator, a placeholder otherwise.
   const token = upstreams.emulator ? 'demo' : '<your token>';
   return {
@@ -70,7 +79,7 @@ export function graphiqlOptions(upstreams: { emulator: boolean }): GraphiQLOptio
       variables: tab.variables ?? null,
       headers: headers ?? null,
     })),
-    // New tabs get the same headers; with real upstreams, the user types their own.
+    // New tabs get the same headers; with real upstreams, the user types their own credentials.
     ...(headers ? { defaultHeaders: headers } : {}),
     // A user's own credentials are not written to the browser's storage; the demo ones may be.
     shouldPersistHeaders: upstreams.emulator,

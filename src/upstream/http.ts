@@ -119,6 +119,10 @@ export type UpstreamObserver = (call: {
   shared?: boolean;
   /** the request it is made for, when its caller said (see {@link UpstreamRequest.scope}) */
   scope?: RequestScope;
+  /** the path's template (`/pet/{petId}`): no value of the caller's in it (see {@link UpstreamRequest.template}) */
+  template: string;
+  /** true: a request's DataLoader made it, for the keys one tick gathered (see {@link UpstreamRequest.batched}) */
+  batched?: boolean;
 }) => UpstreamCallWatch;
 
 /** One call being watched. */
@@ -165,8 +169,18 @@ export type UpstreamRequest = {
   /** the REST operation's name (its operationId), used in errors and metrics */
   operation: string;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** path below the base URL, already encoded; build it with {@link path} */
+  /** path below the base URL, already encoded; build it with {@link route} (or {@link path}) */
   path: string;
+  /**
+   * the path's template, as the OpenAPI document writes it (`/pet/{petId}`), for what the caller
+   * may be shown (`extensions.upstream`); {@link route} gives it. @default path (a path without parameters)
+   */
+  template?: string;
+  /**
+   * Made by a request's DataLoader, for the keys it gathered in one tick (each distinct key once),
+   * rather than by a resolver for its own parent: `extensions.upstream` says so. @default false
+   */
+  batched?: boolean;
   /** query parameters; an array value is sent as repeated parameters */
   query?: Readonly<Record<string, QueryValue>>;
   /** extra headers (credentials, accept) */
@@ -234,6 +248,23 @@ export function path(strings: TemplateStringsArray, ...values: readonly (string 
     const value = index < values.length ? encodeSegment(String(values[index])) : '';
     return result + literal + value;
   }, '');
+}
+
+/**
+ * A path and its template: `route('/pet/{petId}', { petId: id })` is the path with each
+ * `{name}` replaced by its value, percent-encoded as one segment (as {@link path} does), and the
+ * template as it is. The template is what a caller may be shown of the call: it carries no value.
+ */
+export function route(
+  template: string,
+  values: Readonly<Record<string, string | number>>,
+): { path: string; template: string } {
+  const built = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`route ${template}: no value for {${name}}`);
+    return encodeSegment(String(value));
+  });
+  return { path: built, template };
 }
 
 function encodeSegment(value: string): string {
@@ -390,6 +421,8 @@ class UpstreamCalls {
       method: call.method,
       ...(joined ? { shared: true } : {}),
       scope: call.scope,
+      template: call.template ?? call.path,
+      batched: call.batched === true,
     });
     if (watch === undefined) return (await (joined ?? this.made(key, waiter, call))).response;
     const started = performance.now();

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import { credentialHeaders, type Credentials, type Security } from '../credentials.js';
 import { encodeBody, encodeJson, type BodyFormat, type Payload, type Shape } from './codec.js';
-import { decodePayload, path, type UpstreamClient, type UpstreamRequest } from './http.js';
+import { decodePayload, route, type UpstreamClient, type UpstreamRequest } from './http.js';
 import { UpstreamError } from './failure.js';
 import {
   ApiResponseShape,
@@ -120,9 +120,14 @@ function petOperations(store: Store) {
       return findPetsByEach(store, credentials, 'findPetsByTags', tags);
     },
 
-    /** `GET /pet/{petId}` (api_key or bearer). */
-    async getPetById(credentials: Credentials, id: string): Promise<PetPayload> {
-      const call = { operation: 'getPetById', method: 'GET', path: path`/pet/${id}` } as const;
+    /** `GET /pet/{petId}` (api_key or bearer); `batched` when a request's loader makes it. */
+    async getPetById(credentials: Credentials, id: string, batched = false): Promise<PetPayload> {
+      const call = {
+        operation: 'getPetById',
+        method: 'GET',
+        ...route('/pet/{petId}', { petId: id }),
+        batched,
+      } as const;
       return decodePayload(client, call.operation, PetShape, await send(store, call, 'apiKeyOrBearer', credentials));
     },
 
@@ -135,7 +140,12 @@ function petOperations(store: Store) {
       id: string,
       changes: { name?: string; status?: PetStatus },
     ): Promise<PetPayload | undefined> {
-      const call = { operation: 'updatePetWithForm', method: 'POST', path: path`/pet/${id}`, query: changes } as const;
+      const call = {
+        operation: 'updatePetWithForm',
+        method: 'POST',
+        ...route('/pet/{petId}', { petId: id }),
+        query: changes,
+      } as const;
       const response = await send(store, call, 'bearer', credentials);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
     },
@@ -146,7 +156,7 @@ function petOperations(store: Store) {
     async deletePet(credentials: Credentials, id: string): Promise<void> {
       await send(
         store,
-        { operation: 'deletePet', method: 'DELETE', path: path`/pet/${id}`, ignoreBody: true },
+        { operation: 'deletePet', method: 'DELETE', ...route('/pet/{petId}', { petId: id }), ignoreBody: true },
         'bearer',
         credentials,
       );
@@ -225,7 +235,7 @@ async function uploadFile(
   const call = {
     operation: 'uploadFile',
     method: 'POST',
-    path: path`/pet/${id}/uploadImage`,
+    ...route('/pet/{petId}/uploadImage', { petId: id }),
     query: { additionalMetadata },
     body: { contentType: 'application/octet-stream', data: file },
   } as const;
@@ -280,9 +290,17 @@ function orderOperations(store: Store) {
       return decodePayload(client, call.operation, OrderShape, await send(store, call));
     },
 
-    /** `GET /store/order/{orderId}` (no credential; served by the reference server, not in the interface document). */
-    async getOrderById(id: string): Promise<OrderPayload> {
-      const call = { operation: 'getOrderById', method: 'GET', path: path`/store/order/${id}` } as const;
+    /**
+     * `GET /store/order/{orderId}` (no credential; served by the reference server, not in the interface
+     * document); `batched` when a request's loader makes it.
+     */
+    async getOrderById(id: string, batched = false): Promise<OrderPayload> {
+      const call = {
+        operation: 'getOrderById',
+        method: 'GET',
+        ...route('/store/order/{orderId}', { orderId: id }),
+        batched,
+      } as const;
       return decodePayload(client, call.operation, OrderShape, await send(store, call));
     },
 
@@ -291,7 +309,7 @@ function orderOperations(store: Store) {
       await send(store, {
         operation: 'deleteOrder',
         method: 'DELETE',
-        path: path`/store/order/${id}`,
+        ...route('/store/order/{orderId}', { orderId: id }),
         ignoreBody: true,
       });
     },
@@ -331,9 +349,14 @@ function userOperations(store: Store) {
       return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
     },
 
-    /** `GET /user/{username}` (no credential). */
-    async getUserByName(username: string): Promise<UserPayload> {
-      const call = { operation: 'getUserByName', method: 'GET', path: path`/user/${username}` } as const;
+    /** `GET /user/{username}` (no credential); `batched` when a request's loader makes it. */
+    async getUserByName(username: string, batched = false): Promise<UserPayload> {
+      const call = {
+        operation: 'getUserByName',
+        method: 'GET',
+        ...route('/user/{username}', { username }),
+        batched,
+      } as const;
       return decodePayload(client, call.operation, UserShape, await send(store, call));
     },
 
@@ -344,7 +367,12 @@ function userOperations(store: Store) {
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
       const call = withBody(
         store,
-        { operation: 'updateUser', method: 'PUT', path: path`/user/${username}`, secrets: passwords([user]) },
+        {
+          operation: 'updateUser',
+          method: 'PUT',
+          ...route('/user/{username}', { username }),
+          secrets: passwords([user]),
+        },
         NewUserShape,
         user,
       );
@@ -354,7 +382,12 @@ function userOperations(store: Store) {
 
     /** `DELETE /user/{username}` (no credential). */
     async deleteUser(username: string): Promise<void> {
-      await send(store, { operation: 'deleteUser', method: 'DELETE', path: path`/user/${username}`, ignoreBody: true });
+      await send(store, {
+        operation: 'deleteUser',
+        method: 'DELETE',
+        ...route('/user/{username}', { username }),
+        ignoreBody: true,
+      });
     },
   };
 }

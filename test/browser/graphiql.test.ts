@@ -1,8 +1,9 @@
 /**
  * GraphiQL in a real browser (Debian's headless Chromium, driven by playwright-core): it loads
  * from the gateway alone, opens with the example operations and the demo credentials, and the
- * first query a newcomer runs succeeds. Any request to a host other than this machine fails the
- * test (and is refused): the page must work without internet.
+ * first query a newcomer runs succeeds; with EXPLAIN on, the response pane lists the upstream
+ * calls a query cost. Any request to a host other than this machine fails the test (and is
+ * refused): the page must work without internet.
  */
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -97,6 +98,49 @@ it('opens GraphiQL, runs the first example query with the demo credentials, and 
 
   mkdirSync('test-results', { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  await page.context().close();
+
+  expect(outside).toEqual([]);
+});
+
+it('with EXPLAIN on, shows the upstream calls a query cost in the response pane (extensions.upstream)', async () => {
+  const page = await openPage();
+  emulator.clearRequests();
+
+  await page.goto(`${served.url}/graphql`);
+  const run = page.locator('.graphiql-execute-button');
+  await run.waitFor({ state: 'visible', timeout: 30_000 });
+  await expect.poll(() => editorText(page, '.graphiql-query-editor'), { timeout: 15_000 }).toContain('query Pets {');
+  // A short query, so that the whole answer fits in the pane (the editor draws only the lines in view).
+  await page.locator('.graphiql-query-editor .view-lines').first().click();
+  await page.keyboard.press('ControlOrMeta+A');
+  // Named as the tab's operation was: GraphiQL runs the operation it last saw by that name.
+  await page.keyboard.insertText('query Pets { pet(id: "2") { id } }');
+  await expect.poll(() => editorText(page, '.graphiql-query-editor')).toBe('query Pets { pet(id: "2") { id } }');
+  await run.click();
+
+  await expect.poll(() => editorText(page, '.graphiql-response'), { timeout: 15_000 }).toContain('"upstream"');
+  const response = JSON.parse(await editorText(page, '.graphiql-response')) as unknown;
+  expect(response).toEqual({
+    data: { pet: { id: '2' } },
+    extensions: {
+      upstream: [
+        {
+          service: 'petstore',
+          operation: 'getPetById',
+          method: 'GET',
+          path: '/pet/{petId}',
+          status: 200,
+          durationMs: expect.any(Number) as unknown,
+          batched: true,
+          shared: false,
+          cached: false,
+        },
+      ],
+    },
+  });
+  // What the pane lists is what the upstream received.
+  expect(emulator.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /api/v3/pet/2']);
   await page.context().close();
 
   expect(outside).toEqual([]);

@@ -196,3 +196,15 @@ export function httpCorpus(options: { perPair: number; seed: number; cors: boole
   }
   return corpus;
 }
+
+/**
+ * The corpus with `x-gateway-explain: 1` on every request (EXPLAIN): its answers carry
+ * `extensions.upstream`, which both paths must write alike, their durations aside.
+ */
+export function explainCorpus(options: { perPair: number; seed: number }): CorpusRequest[] {
+  return httpCorpus({ ...options, cors: false }).map((sent) => ({
+    ...sent,
+    label: `${sent.label}, explained`,
+    headers: { ...sent.headers, 'x-gateway-explain': '1' },
+  }));
+}

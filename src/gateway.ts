@@ -27,6 +27,7 @@ import type { RateLimitStore } from './security/rate-limit.js';
 import { useStreamingUploads } from './plugins/uploads.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamPool } from './upstream/http.js';
 import { type UpstreamService } from './upstream/failure.js';
+import { LocalChangeFeed, type ChangeFeed } from './upstream/changes.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 
@@ -54,6 +55,8 @@ export type Gateway = {
   close(): Promise<void>;
   /** the Redis connection, with REDIS_URL: its status for the start-up lines */
   redis?: SharedRedis | undefined;
+  /** what writes through this gateway changed upstream (src/upstream/changes.ts): the upstream cache and live queries listen */
+  changes: ChangeFeed;
 };
 
 /**
@@ -150,6 +153,8 @@ type GatewayUpstreams = {
   plants: UpstreamPool;
   /** the upstreams of one operation, through its budget of calls, for `scope` when the lane names it */
   upstreamsFor: (budget: UpstreamCallBudget, scope?: RequestScope) => Upstreams;
+  /** what writes changed (src/upstream/changes.ts) */
+  changes: ChangeFeed;
 };
 
 /** What the gateway's yoga and its lane are built from, once the configuration has passed its checks. */
@@ -178,6 +183,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     yoga,
     yogaOnly,
     redis: shared?.redis,
+    changes: upstreams.changes,
     close: async () => {
       await Promise.all([
         upstreams.petstore.close(),
@@ -229,14 +235,17 @@ function createUpstreams(
   const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared));
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
+  // Writes tell what they changed here, before their answer is sent.
+  const changes = new LocalChangeFeed((error) => observability.logger.error(error));
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
     petstore: createPetstoreApi(budget.limit(petstoreClient, scope), {
       bodyFormat: config.petstoreBodyFormat,
       accept: config.petstoreAccept,
+      changes,
     }),
     plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
-  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor };
+  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes };
 }
 
 /** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */

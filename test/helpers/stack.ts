@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
-import { createGateway, upstreamClientOptions, type GatewayConfig } from '../../src/gateway.js';
+import { createGateway, upstreamClientOptions, type Gateway, type GatewayConfig } from '../../src/gateway.js';
 import type { UpstreamClientOptions } from '../../src/upstream/http.js';
 import { checkErrorCodes } from './error-codes.js';
 import { startUpstream } from './upstream.js';
@@ -27,6 +27,8 @@ export type Stack = {
   gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
   /** the requests the emulator received since the last call (and forgets them) */
   upstream(): RecordedRequest[];
+  /** the gateway's feed of what its writes changed upstream */
+  changes: Gateway['changes'];
   close(): Promise<void>;
 };
 
@@ -134,6 +136,7 @@ export async function startStack(overrides: Partial<GatewayConfig> = {}, emulato
   return {
     url: endpoint,
     emulator: upstreamEmulator,
+    changes: gateway.changes,
     gql: (query, variables, headers) => postGraphQL(endpoint, query, variables, headers),
     upstream() {
       const requests = [...upstreamEmulator.requests];
@@ -226,6 +229,9 @@ export function useStack(overrides: Partial<GatewayConfig> = {}): Stack {
     },
     get emulator() {
       return current().emulator;
+    },
+    get changes() {
+      return current().changes;
     },
     gql: (query, variables, headers) => current().gql(query, variables, headers),
     upstream: () => current().upstream(),

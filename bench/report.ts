@@ -15,6 +15,9 @@ export const CONTENDER = {
   gzip: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, Accept-Encoding: gzip',
   cors: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + CORS_ORIGINS',
   hardened: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + trusted documents + CORS_ORIGINS + rate limits',
+  explain: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + EXPLAIN, x-gateway-explain: 1',
+  contractOff: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, UPSTREAM_CONTRACT_SAMPLE=0',
+  contractAll: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, UPSTREAM_CONTRACT_SAMPLE=1',
 } as const;
 
 /** The contenders that answer from a response cache: their upstream calls say nothing of sharing. */
@@ -189,6 +192,56 @@ function renderCompression(input: ResultsInput, find: Find, push: (...lines: str
       (m) =>
         `| ${m.contender} | ${m.rps.toFixed(0)} | ${ms(m.p50)} | ${ms(m.p99)} | ${cpu(m.cpuMsPerRequest)} | ${added(m)} | ${m.bytesPerAnswer === undefined ? '' : m.bytesPerAnswer.toFixed(0)} |`,
     ),
+    '',
+  );
+  if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
+}
+
+/**
+ * Issue 22: what the upstream contract check costs at its default sample and when it checks every
+ * answer (against none), and what a request that asks to be explained costs (against the default).
+ */
+function renderUpstreamSafety(input: ResultsInput, find: Find, push: (...lines: string[]) => number): void {
+  const rows: { label: string; scenario: number; contender: string; against: string }[] = [
+    ...[1, 2, 3].map((scenario) => ({
+      label: 'contract check at its default sample (UPSTREAM_CONTRACT_SAMPLE unset) against none',
+      scenario,
+      contender: CONTENDER.noDedupe,
+      against: CONTENDER.contractOff,
+    })),
+    ...[1, 2].map((scenario) => ({
+      label: 'contract check of every answer (UPSTREAM_CONTRACT_SAMPLE=1) against none',
+      scenario,
+      contender: CONTENDER.contractAll,
+      against: CONTENDER.contractOff,
+    })),
+    ...[1, 2, 3].map((scenario) => ({
+      label: 'a request with `x-gateway-explain: 1` (EXPLAIN=true) against one without',
+      scenario,
+      contender: CONTENDER.explain,
+      against: CONTENDER.noDedupe,
+    })),
+  ];
+  const lines = rows.flatMap(({ label, scenario, contender, against }) => {
+    const base = find(scenario, 0, 10, against);
+    const m = find(scenario, 0, 10, contender);
+    if (base?.cpuMsPerRequest === undefined || m?.cpuMsPerRequest === undefined) return [];
+    const ratio = m.cpuMsPerRequest / base.cpuMsPerRequest;
+    return [
+      `| ${SCENARIO_NAMES[scenario]}: ${label} | ${cpu(m.cpuMsPerRequest)} vs ${cpu(base.cpuMsPerRequest)} ms | ${ratio.toFixed(3)}× |`,
+    ];
+  });
+  if (lines.length === 0) return;
+  push(
+    '## Upstream safety costs (issue 22)',
+    '',
+    'CPU per request, one process, sharing of upstream calls off, 0 ms upstream, 10 connections. The contract check',
+    "validates a sampled upstream answer against its operation's response schema; its target is ≤ 3% at the default",
+    'sample. Explain adds `extensions.upstream` (every REST call of the request) to the answer.',
+    '',
+    '| Cost | CPU ms/req (with vs without) | Ratio |',
+    '|---|---:|---:|',
+    ...lines,
     '',
   );
   if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
@@ -397,6 +450,7 @@ export function renderResults(input: ResultsInput): string {
 
   renderCompression(input, find, push);
   renderHardened(input, find, push);
+  renderUpstreamSafety(input, find, push);
 
   // Targets kept from the previous benchmark.
   push('## Earlier targets (kept)', '', '| Target | Measured | |', '|---|---|---|');

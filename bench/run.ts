@@ -210,6 +210,33 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
     latencies: [0],
     quick: true,
   },
+  // Issue 22: the contract check of upstream answers off and on every answer, beside the default
+  // (its default sample, CONTENDER.noDedupe), and a request that asks to be explained.
+  {
+    label: CONTENDER.contractOff,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false', UPSTREAM_CONTRACT_SAMPLE: '0' },
+    scenarios: [1, 2, 3],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  {
+    label: CONTENDER.contractAll,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false', UPSTREAM_CONTRACT_SAMPLE: '1' },
+    scenarios: [1, 2],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
+  {
+    label: CONTENDER.explain,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false', EXPLAIN: 'true' },
+    headers: { 'x-gateway-explain': '1' },
+    scenarios: [1, 2, 3],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
   {
     label: CONTENDER.cache,
     env: { WORKERS: '1', RESPONSE_CACHE_TTL_MS: '60000' },

@@ -87,7 +87,9 @@ export type Comparison = {
 type Node = { path: string; place: GraphPlace | undefined; base: unknown; upstream: unknown; depth: number };
 
 function subject(where: Where, path: string): string {
-  return path === '' ? where.whole : `${where.field} \`${path}\``;
+  if (path === '') return where.whole;
+  // The items of a list parameter or of a list answer: `query parameter \`status\` items`.
+  return path === '[]' ? `${where.whole} items` : `${where.field} \`${path}\``;
 }
 
 function typeText(flat: FlatSchema): string {
@@ -399,7 +401,12 @@ function requestField(comparison: Comparison, node: Node, upstream: FlatSchema):
 function requestRequired(comparison: Comparison, node: Node, words: string): void {
   const where = `${subject(comparison.where, node.path)} ${words}`;
   if (node.place === undefined)
-    return comparison.changes.add('breaking', where, 'the gateway never sends it, so every call would be refused');
+    return comparison.changes.add(
+      'breaking',
+      where,
+      'the gateway never sends it, so every call would be refused',
+      comparison.via,
+    );
   if (isNullable(node.place)) {
     return comparison.changes.add(
       'dangerous',

@@ -6,7 +6,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { coordinatePlace, PETSTORE_USES, PLANTS_USES, rootPlace, type Area } from '../src/contract/graphql-impact.js';
+import {
+  coordinatePlace,
+  PETSTORE_USES,
+  PLANTS_USES,
+  rootPlace,
+  type Area,
+  type OperationUse,
+} from '../src/contract/graphql-impact.js';
 import { operationsOf } from '../src/contract/openapi.js';
 import { createSchema } from '../src/schema.js';
 import type { UpstreamClient } from '../src/upstream/http.js';
@@ -54,7 +61,10 @@ describe('the operations', () => {
           return ref === undefined ? (parameter as { name: string }).name : ref.split('/').pop();
         },
       );
-      const use = uses[operation['operationId'] as keyof typeof uses];
+      const use: OperationUse | undefined = (uses as Readonly<Record<string, OperationUse>>)[
+        String(operation['operationId'])
+      ];
+      if (use === undefined) throw new Error(`${key} is not in the table`);
       // The shared path parameter `PetId` is declared by reference; its name is petId.
       const names = declared.map((name) => (name === 'PetId' ? 'petId' : name));
       for (const parameter of Object.keys(use.parameters))

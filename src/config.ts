@@ -217,7 +217,7 @@ export const SETTINGS = [
     description:
       'fraction of upstream answers checked against their OpenAPI response schema, from 0 (off) to 1; a mismatch is counted and logged, never changes the answer',
     details:
-      'the share of successful JSON upstream answers checked against the response schema of their operation in `schema/*.openapi.yaml`, from 0 (off) to 1. A mismatch never changes the answer: it is counted in `upstream_contract_mismatches_total{service,operation,path}` and logged once per operation and path. An answer not picked costs one random number; see [Upstream safety](upstream-safety.md#run-time-sampling)',
+      'the share of successful JSON upstream answers checked against the response schema of their operation in `schema/*.openapi.yaml`, from 0 (off) to 1. A mismatch never changes the answer: it is counted in `upstream_contract_mismatches_total{service,operation,path}` and logged once per operation and path. An answer not picked costs one random number; see [Upstream safety](upstream-safety.md#run-time-sampling-upstream_contract_sample)',
     parse: ratio,
   },
   {

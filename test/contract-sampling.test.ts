@@ -180,6 +180,32 @@ describe('the sample', () => {
     expect(log.lines()).toHaveLength(1);
   });
 
+  test('a check that cannot be made leaves the answer as it was, and is logged once', async () => {
+    const log = captureLog();
+    const sampler = new ContractSampler({ fraction: 1, log: createLogger('info', log), metrics: undefined });
+    // A body whose field cannot be read: the check fails, not because of the answer's shape.
+    const body = Object.defineProperty({}, 'quantity', {
+      enumerable: true,
+      get: () => {
+        throw new Error('unreadable');
+      },
+    });
+    const inner: UpstreamClient = {
+      service: 'petstore',
+      request: () => Promise.resolve({ status: 200, body }),
+      close: () => Promise.resolve(),
+    };
+    const client = sampler.wrap(inner);
+    const call = { operation: 'getOrderById', method: 'GET', path: '/store/order/1' } as const;
+    for (const answer of [await client.request(call), await client.request(call)]) {
+      expect(answer.status).toBe(200);
+      expect(answer.body).toBe(body);
+    }
+    expect(log.lines().filter((line) => line['level'] === 'error')).toMatchObject([
+      { operation: 'getOrderById', msg: 'contract sampling cannot check petstore answers: unreadable' },
+    ]);
+  });
+
   test('0 turns it off: the client is not even wrapped', () => {
     const inner = drifting();
     const sampler = new ContractSampler({ fraction: 0, log: createLogger('info', captureLog()), metrics: undefined });

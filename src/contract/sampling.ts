@@ -8,8 +8,9 @@
  * path (per gateway, which is one per process), naming what was expected, never the value (it
  * could be personal data).
  *
- * Cost: an answer that is not picked costs one comparison with a random number; the schemas are
- * compiled once per process, the first time a gateway samples.
+ * Cost: an answer that is not picked costs one comparison with a random number; the documents are
+ * read once per process, just after the start, and an operation's schema is compiled once, the
+ * first time one of its answers is picked.
  */
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -18,57 +19,82 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { projectFile } from '../project-files.js';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../upstream/http.js';
-import { usesOf, type Area } from './graphql-impact.js';
-import { deref, isRecord, operationsOf, plainJson, schemaCompiler, type OpenApiObject } from './openapi.js';
-
-/** The validators of an area's answers: by operationId, then by status (`200`, `2XX`, `default`). */
-type AnswerValidators = Map<string, Map<string, ValidateFunction>>;
+import type { Area } from './graphql-impact.js';
+import {
+  deref,
+  isRecord,
+  operationsOf,
+  plainJson,
+  schemaCompiler,
+  type CompileSchema,
+  type OpenApiObject,
+} from './openapi.js';
 
 /** Distinct mismatch paths an operation gets label values for; further ones count as `other`. */
 export const MAX_PATHS_PER_OPERATION = 50;
-
-const compiled = new Map<Area, AnswerValidators>();
 
 function documentError(area: Area, message: string): Error {
   return new Error(`contract sampling: schema/${area}.openapi.yaml: ${message}`);
 }
 
-/** Compiles the JSON answer schemas of the operations the gateway uses in `area`, once per process. */
-export function answerValidators(area: Area): AnswerValidators {
-  const found = compiled.get(area);
-  if (found) return found;
-  const fail = (message: string) => documentError(area, message);
-  const root: unknown = parse(readFileSync(projectFile(`schema/${area}.openapi.yaml`), 'utf8'));
-  if (!isRecord(root)) throw fail('not a document');
-  // allErrors: every mismatch of an answer is counted, not just the first.
-  const compile = schemaCompiler(root, `${area}.answers`, { allErrors: true });
-  const uses = usesOf(area);
-  const validators: AnswerValidators = new Map();
-  for (const { operation } of operationsOf(root, fail)) {
-    const operationId = operation['operationId'];
-    if (typeof operationId !== 'string' || uses[operationId]?.answer === undefined) continue;
-    validators.set(operationId, statusValidators(root, operation, compile, fail));
+/**
+ * The JSON answer schemas of one area's operations, each compiled the first time an answer of its
+ * operation is sampled, then kept for the process: the gateway's start pays nothing (compiling
+ * them all took about 0.4 s), and an operation never sampled is never compiled.
+ */
+export class AnswerSchemas {
+  private readonly area: Area;
+  private readonly fail: (message: string) => Error;
+  private readonly root: OpenApiObject;
+  private readonly compile: CompileSchema;
+  /** each operation's successful responses, raw, by operationId */
+  private readonly responses = new Map<string, OpenApiObject>();
+  /** by operationId, then by status (`200`, `2XX`); undefined: no JSON schema for it */
+  private readonly compiled = new Map<string, Map<string, ValidateFunction | undefined>>();
+
+  constructor(area: Area) {
+    this.area = area;
+    this.fail = (message) => documentError(area, message);
+    const root: unknown = parse(readFileSync(projectFile(`schema/${area}.openapi.yaml`), 'utf8'));
+    if (!isRecord(root)) throw this.fail('not a document');
+    this.root = root;
+    // allErrors: every mismatch of an answer is counted, not just the first.
+    this.compile = schemaCompiler(root, `${area}.answers`, { allErrors: true });
+    for (const { operation } of operationsOf(root, this.fail)) {
+      const operationId = operation['operationId'];
+      if (typeof operationId === 'string' && isRecord(operation['responses']))
+        this.responses.set(operationId, operation['responses']);
+    }
   }
-  compiled.set(area, validators);
-  return validators;
+
+  /** The validator of `operationId`'s answers with `status`, or undefined when the document gives no JSON schema. */
+  validator(operationId: string, status: number): ValidateFunction | undefined {
+    let byStatus = this.compiled.get(operationId);
+    if (byStatus === undefined)
+      this.compiled.set(operationId, (byStatus = new Map<string, ValidateFunction | undefined>()));
+    const key = String(status);
+    if (!byStatus.has(key)) byStatus.set(key, this.compileFor(operationId, key));
+    return byStatus.get(key);
+  }
+
+  private compileFor(operationId: string, status: string): ValidateFunction | undefined {
+    const responses = this.responses.get(operationId) ?? {};
+    // The exact status, else its class (`2XX`); `default` describes the failures here.
+    const raw = responses[status] ?? responses[`${status.charAt(0)}XX`] ?? responses[`${status.charAt(0)}xx`];
+    if (raw === undefined) return undefined;
+    const content = deref(this.root, raw, this.fail)['content'];
+    const media = isRecord(content) ? content['application/json'] : undefined;
+    return isRecord(media) && media['schema'] !== undefined ? this.compile(media['schema']) : undefined;
+  }
 }
 
-function statusValidators(
-  root: OpenApiObject,
-  operation: OpenApiObject,
-  compile: (schema: unknown) => ValidateFunction,
-  fail: (message: string) => Error,
-): Map<string, ValidateFunction> {
-  const responses = isRecord(operation['responses']) ? operation['responses'] : {};
-  const byStatus = new Map<string, ValidateFunction>();
-  for (const [status, raw] of Object.entries(responses)) {
-    // Only successful answers reach the code that reads them; a failure is an error before.
-    if (!/^2(\d\d|XX)$/i.test(status)) continue;
-    const content = deref(root, raw, fail)['content'];
-    const media = isRecord(content) ? content['application/json'] : undefined;
-    if (isRecord(media) && media['schema'] !== undefined) byStatus.set(status.toUpperCase(), compile(media['schema']));
-  }
-  return byStatus;
+const areas = new Map<Area, AnswerSchemas>();
+
+/** The answer schemas of `area`, read once per process. */
+export function answerSchemas(area: Area): AnswerSchemas {
+  let found = areas.get(area);
+  if (found === undefined) areas.set(area, (found = new AnswerSchemas(area)));
+  return found;
 }
 
 /** `/tags/0/id` → `$.tags[*].id`: array indices as `*`, so that the label values stay few. */
@@ -104,6 +130,9 @@ function isExactInteger(error: ErrorObject): boolean {
   );
 }
 
+/** Not an answer: the signal to read an area's document ahead of the first picked answer. */
+const WARM_UP: UpstreamResponse = { status: 0, body: undefined };
+
 /** What the sampler reports to. */
 export type SamplingOptions = {
   /** the fraction of answers checked, 0 to 1 (UPSTREAM_CONTRACT_SAMPLE) */
@@ -122,6 +151,8 @@ export class ContractSampler {
   private readonly logged = new Set<string>();
   /** the paths that have label values, by operation */
   private readonly paths = new Map<string, Set<string>>();
+  /** a check failed for a reason other than the answer (logged once) */
+  private broken = false;
 
   constructor(options: SamplingOptions) {
     this.options = options;
@@ -132,8 +163,9 @@ export class ContractSampler {
   wrap(client: UpstreamClient): UpstreamClient {
     const { fraction } = this.options;
     if (fraction <= 0) return client;
-    // Compiled now, at the gateway's start, so that a broken document stops it there.
-    const validators = answerValidators(client.service);
+    // The document is read (about 0.15 s) off the start and off any request's path: once the start
+    // is done. Each operation's schema is compiled when its first answer is picked (a few ms).
+    setTimeout(() => this.checkSafely(client.service, { operation: '', method: 'GET', path: '' }, WARM_UP), 0).unref();
     return {
       service: client.service,
       close: () => client.close(),
@@ -142,18 +174,35 @@ export class ContractSampler {
         // The one cost of an answer that is not picked.
         if (this.random() >= fraction) return answer;
         return answer.then((response) => {
-          this.check(client.service, validators, call, response);
+          this.checkSafely(client.service, call, response);
           return response;
         });
       },
     };
   }
 
-  private check(service: Area, validators: AnswerValidators, call: UpstreamRequest, response: UpstreamResponse): void {
+  /** Checks an answer; a check that cannot be made is logged once, and never changes the answer. */
+  private checkSafely(service: Area, call: UpstreamRequest, response: UpstreamResponse): void {
+    try {
+      this.check(service, call, response);
+    } catch (error) {
+      if (this.broken) return;
+      this.broken = true;
+      this.options.log.error(
+        { service, operation: call.operation },
+        `contract sampling cannot check ${service} answers: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  private check(service: Area, call: UpstreamRequest, response: UpstreamResponse): void {
+    if (response === WARM_UP) {
+      answerSchemas(service);
+      return;
+    }
     // Unread bodies, answers without a body, and XML (whose values are all text until decoded) are not checked.
     if (call.ignoreBody === true || response.body === undefined || /xml/i.test(call.headers?.['accept'] ?? '')) return;
-    const byStatus = validators.get(call.operation);
-    const validate = byStatus?.get(String(response.status)) ?? byStatus?.get('2XX');
+    const validate = answerSchemas(service).validator(call.operation, response.status);
     if (validate === undefined || validate(plainJson(response.body))) return;
     const seen = new Set<string>();
     for (const error of validate.errors ?? []) {

@@ -107,8 +107,6 @@ type OperationComparison = {
 
 function compareOperation(context: OperationComparison, base: OperationEntry, upstream: OperationEntry): void {
   const { list, use } = context;
-  if (base.method !== upstream.method)
-    list.add('breaking', `method changed to ${upstream.method}`, 'the gateway calls the old one', use.fields);
   if (upstream.operation['deprecated'] === true && base.operation['deprecated'] !== true) {
     list.add(
       'dangerous',
@@ -217,8 +215,8 @@ function compareParameter(
   }
   const base = flatten(context.base, parameter.schema);
   const upstream = flatten(context.upstream, counterpart.schema);
-  const list1 = base.type === 'array' || upstream.type === 'array';
-  if ((parameter.style !== counterpart.style || parameter.explode !== counterpart.explode) && list1) {
+  const isList = base.type === 'array' || upstream.type === 'array';
+  if ((parameter.style !== counterpart.style || parameter.explode !== counterpart.explode) && isList) {
     const words = `${name} changed from ${parameter.style}${parameter.explode ? ', exploded' : ''} to ${counterpart.style}${counterpart.explode ? ', exploded' : ''}`;
     if (use === undefined || use.oneValue === true)
       list.add(

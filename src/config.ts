@@ -211,6 +211,16 @@ export const SETTINGS = [
     parse: flag,
   },
   {
+    key: 'upstreamContractSample',
+    env: 'UPSTREAM_CONTRACT_SAMPLE',
+    default: '0.01',
+    description:
+      'fraction of upstream answers checked against their OpenAPI response schema, from 0 (off) to 1; a mismatch is counted and logged, never changes the answer',
+    details:
+      'the share of successful JSON upstream answers checked against the response schema of their operation in `schema/*.openapi.yaml`, from 0 (off) to 1. A mismatch never changes the answer: it is counted in `upstream_contract_mismatches_total{service,operation,path}` and logged once per operation and path. An answer not picked costs one random number; see [Upstream safety](upstream-safety.md#run-time-sampling-upstream_contract_sample)',
+    parse: ratio,
+  },
+  {
     key: 'petstoreBodyFormat',
     env: 'PETSTORE_BODY_FORMAT',
     default: 'json',

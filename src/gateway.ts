@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { createContext, type GraphQLContext, type Upstreams } from './context.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
+import { ContractSampler } from './contract/sampling.js';
 import { corsOptions } from './security/cross-site.js';
 import { maskError } from './errors.js';
 import { useAnswerCompression } from './http/compression.js';
@@ -233,17 +234,24 @@ function createUpstreams(
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
   const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability, shared));
   const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared));
+  // A sample of the answers is checked against the documents (UPSTREAM_CONTRACT_SAMPLE; src/contract/sampling.ts).
+  const sampler = new ContractSampler({
+    fraction: config.upstreamContractSample,
+    log: observability.log,
+    metrics: observability.metrics,
+  });
+  const [petstore, plants] = [sampler.wrap(petstoreClient), sampler.wrap(plantsClient)];
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
   // Writes tell what they changed here, before their answer is sent.
   const changes = new LocalChangeFeed((error) => observability.logger.error(error));
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
-    petstore: createPetstoreApi(budget.limit(petstoreClient, scope), {
+    petstore: createPetstoreApi(budget.limit(petstore, scope), {
       bodyFormat: config.petstoreBodyFormat,
       accept: config.petstoreAccept,
       changes,
     }),
-    plants: createPlantsApi(budget.limit(plantsClient, scope)),
+    plants: createPlantsApi(budget.limit(plants, scope)),
   });
   return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes };
 }

@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       plantsUrl: undefined,
       workers: 1,
       upstreamDedupe: true,
+      upstreamContractSample: 0.01,
       petstoreBodyFormat: 'json',
       petstoreAccept: 'json',
       upstreamTimeouts: {
@@ -160,6 +161,7 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_ADDRESS_PER_MINUTE', '120', 'rateLimitAddressPerMinute', 120],
     ['WORKERS', '3', 'workers', 3],
     ['UPSTREAM_DEDUPE', 'false', 'upstreamDedupe', false],
+    ['UPSTREAM_CONTRACT_SAMPLE', '0.25', 'upstreamContractSample', 0.25],
     ['TRUST_PROXY_HOPS', '1', 'trustProxyHops', 1],
     ['CSRF_PREVENTION', 'false', 'csrfPrevention', false],
     [
@@ -334,6 +336,12 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
       'PETSTORE_BODY_FORMAT must be one of json, xml, form, got "yaml"',
     ],
     ['GRAPHIQL=yes', [], { GRAPHIQL: 'yes' }, 'GRAPHIQL must be one of true, false, got "yes"'],
+    [
+      'UPSTREAM_CONTRACT_SAMPLE=5%',
+      [],
+      { UPSTREAM_CONTRACT_SAMPLE: '5%' },
+      'UPSTREAM_CONTRACT_SAMPLE must be a number from 0 to 1, got "5%"',
+    ],
     [
       'PETSTORE_CONNECT_TIMEOUT_MS=0',
       [],

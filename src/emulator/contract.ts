@@ -13,10 +13,15 @@
  * media types, security) is small and is done here.
  */
 import { readFile } from 'node:fs/promises';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import formats from 'ajv-formats';
-import { isLosslessNumber } from 'lossless-json';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
+import {
+  deref as derefIn,
+  plainJson,
+  resolvePointer as resolveIn,
+  schemaCompiler as compilerOf,
+  type CompileSchema,
+} from '../contract/openapi.js';
 import { projectFile } from '../project-files.js';
 import { apiError, HttpError, mediaTypeOf } from './http.js';
 import { decodeBody, isRecord, UnreadableBody, type BodyFormat } from './wire.js';
@@ -99,41 +104,12 @@ function documentError(area: Area, message: string): Error {
 
 /** Reads a `#/a/b` pointer inside the document. */
 function resolvePointer(root: unknown, ref: string, area: Area): unknown {
-  if (!ref.startsWith('#/')) throw documentError(area, `only local references are supported, got ${ref}`);
-  return ref
-    .slice(2)
-    .split('/')
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce<unknown>((node, part) => {
-      if (!isRecord(node) || !Object.hasOwn(node, part)) throw documentError(area, `unresolved reference ${ref}`);
-      return node[part];
-    }, root);
+  return resolveIn(root, ref, (message) => documentError(area, message));
 }
 
-/** A parameter, request body or security scheme, following one `$ref`. */
+/** A parameter, request body or security scheme, following its `$ref`. */
 function deref(root: unknown, value: unknown, area: Area): Record<string, unknown> {
-  const resolved =
-    isRecord(value) && typeof value['$ref'] === 'string' ? resolvePointer(root, value['$ref'], area) : value;
-  if (!isRecord(resolved)) throw documentError(area, 'expected an object');
-  return resolved;
-}
-
-/**
- * Points a schema's component references (`#/components/schemas/X`) at the definitions
- * registered in Ajv under `id` (`<id>#/definitions/X`); with an empty `id`, at the definitions of
- * the schema they sit in.
- */
-function rebase(value: unknown, id: string): unknown {
-  if (Array.isArray(value)) return value.map((item) => rebase(item, id));
-  if (!isRecord(value)) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [
-      key,
-      key === '$ref' && typeof item === 'string'
-        ? item.replace(/^#\/components\/schemas\//, `${id}#/definitions/`)
-        : rebase(item, id),
-    ]),
-  );
+  return derefIn(root, value, (message) => documentError(area, message));
 }
 
 /** The schema a `$ref`/`allOf` stands for, as far as coercion needs it: its type, properties and items. */
@@ -147,18 +123,6 @@ function effective(root: unknown, schema: SchemaObject | undefined, area: Area):
     return { type: 'object', properties };
   }
   return schema;
-}
-
-/**
- * The JSON value of a decoded JSON tree, LosslessNumbers as numbers for the validator. An int64
- * beyond 2^53 loses digits here, which does not change whether it is an integer; the operations
- * read the exact text.
- */
-function plainJson(value: unknown): unknown {
-  if (isLosslessNumber(value)) return Number(value.value);
-  if (Array.isArray(value)) return value.map(plainJson);
-  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, plainJson(item)]));
-  return value;
 }
 
 /**
@@ -312,9 +276,6 @@ function securityChecks(root: Record<string, unknown>, area: Area): Map<string, 
 /** An area's document as read: the area (for messages) and the document's root (for references). */
 type AreaDocument = { area: Area; root: Record<string, unknown> };
 
-/** Compiles a parameter's or body's schema, its component references pointing at the document's. */
-type CompileSchema = (schema: unknown) => ValidateFunction;
-
 /** What compiling the operations of a document needs: the document, its schemas and its security schemes. */
 type AreaCompiler = AreaDocument & { compileSchema: CompileSchema; credentials: Map<string, CredentialCheck> };
 
@@ -329,17 +290,7 @@ async function readDocument(area: Area): Promise<{ root: Record<string, unknown>
 
 /** An Ajv instance that knows the document's component schemas, as a compiler of the schemas that use them. */
 function schemaCompiler({ area, root }: AreaDocument): CompileSchema {
-  const components = isRecord(root['components']) ? root['components'] : {};
-  const ajv = new Ajv({ strict: true, allErrors: false, verbose: true });
-  formats.default(ajv, ['date-time', 'int32', 'int64', 'binary']);
-  // Annotations of OpenAPI schema objects that JSON Schema does not define.
-  ajv.addKeyword({ keyword: 'example' });
-  ajv.addKeyword({ keyword: 'xml' });
-  // The component schemas, registered once; the schemas of parameters and bodies reach them through rebase().
-  const id = `${area}.openapi.yaml`;
-  ajv.addSchema({ $id: id, definitions: rebase(components['schemas'] ?? {}, '') });
-  return (schema: unknown): ValidateFunction =>
-    ajv.compile(isRecord(schema) ? (rebase(schema, id) as Record<string, unknown>) : {});
+  return compilerOf(root, `${area}.openapi.yaml`);
 }
 
 /** An operation's parameters, `raw` being the path item's followed by the operation's own. */

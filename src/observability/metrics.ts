@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
  * upstream calls (count by status, duration, retries, timeouts, calls answered by joining an
- * identical one in flight, by service and operation), each area's circuit state, plus the standard process metrics. Each
+ * identical one in flight, by service and operation), each area's circuit state, sampled answers that did not
+ * fit their operation's response schema, plus the standard process metrics. Each
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
@@ -49,6 +50,11 @@ export type Metrics = {
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
   /** sets `upstream_circuit_state{service}` to the state an area's circuit has just entered */
   observeCircuit(service: UpstreamService, state: CircuitState): void;
+  /**
+   * counts one place (`path`, array indices as `*`) where a sampled upstream answer did not fit the
+   * response schema of its operation (src/contract/sampling.ts)
+   */
+  observeContractMismatch(service: UpstreamService, operation: string, path: string): void;
   /** counts one Redis command that failed, timed out or could not be sent (`operation`: e.g. `cache.get`) */
   observeRedisError(operation: string): void;
   /** the text exposition of every metric, and its content type */
@@ -202,6 +208,19 @@ function redisMetrics(registers: Registry[]) {
   });
 }
 
+/** Places where sampled upstream answers did not fit their operation's response schema. */
+function contractMetrics(registers: Registry[]) {
+  const mismatches = new Counter({
+    name: 'upstream_contract_mismatches_total',
+    help:
+      'Places where a sampled upstream answer did not fit the response schema of its operation ' +
+      '(UPSTREAM_CONTRACT_SAMPLE), by service, operation and JSON path (array indices as *)',
+    labelNames: ['service', 'operation', 'path'] as const,
+    registers,
+  });
+  return labelled((service, operation, path) => mismatches.labels({ service, operation, path }));
+}
+
 /** An upstream call as {@link Metrics.observeUpstreamCall} is given it. */
 type UpstreamCall = Parameters<Metrics['observeUpstreamCall']>[0];
 
@@ -213,6 +232,7 @@ class GatewayMetrics implements Metrics {
   private readonly upstreamShared: ReturnType<typeof sharedCallMetrics>;
   private readonly redisErrors: ReturnType<typeof redisMetrics>;
   private readonly circuits: ReturnType<typeof circuitMetrics>;
+  private readonly contractMismatches: ReturnType<typeof contractMetrics>;
   /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
   private readonly knownNames = new Set<string>();
   private readonly clusterMetrics: (() => Promise<string>) | undefined;
@@ -227,6 +247,7 @@ class GatewayMetrics implements Metrics {
     this.upstreamShared = sharedCallMetrics(registers);
     this.redisErrors = redisMetrics(registers);
     this.circuits = circuitMetrics(registers);
+    this.contractMismatches = contractMetrics(registers);
   }
 
   observeOperation(operation: OperationRecord): void {
@@ -262,6 +283,10 @@ class GatewayMetrics implements Metrics {
 
   observeCircuit(service: UpstreamService, state: CircuitState): void {
     this.circuits.set({ service }, CIRCUIT_STATE_VALUES[state]);
+  }
+
+  observeContractMismatch(service: UpstreamService, operation: string, path: string): void {
+    this.contractMismatches(service, operation, path).inc();
   }
 
   observeRedisError(operation: string): void {

@@ -165,14 +165,8 @@ function petOperations(store: Store) {
     /**
      * `DELETE /pet/{petId}` (bearer, as its security declares; the optional `api_key` header parameter is not sent).
      */
-    async deletePet(credentials: Credentials, id: string): Promise<void> {
-      await send(
-        store,
-        { operation: 'deletePet', method: 'DELETE', ...route('/pet/{petId}', { petId: id }), ignoreBody: true },
-        'bearer',
-        credentials,
-      );
-      await told(store, petChanged(id));
+    deletePet(credentials: Credentials, id: string): Promise<void> {
+      return deletePet(store, credentials, id);
     },
 
     /**
@@ -222,6 +216,17 @@ async function findPetsByEach(store: Store, credentials: Credentials, operation:
   for (const pet of lists.flat())
     if (pet.id !== undefined && !byId.has(pet.id) && matches(pet, wanted)) byId.set(pet.id, pet);
   return [...byId.values()];
+}
+
+/** `DELETE /pet/{petId}` (bearer), and what it changed. */
+async function deletePet(store: Store, credentials: Credentials, id: string): Promise<void> {
+  await send(
+    store,
+    { operation: 'deletePet', method: 'DELETE', ...route('/pet/{petId}', { petId: id }), ignoreBody: true },
+    'bearer',
+    credentials,
+  );
+  await told(store, petChanged(id));
 }
 
 /** Sends a whole pet to `/pet` (bearer) and reads back the pet the pet store kept. */

@@ -14,6 +14,7 @@ import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
+import { useIncrementalDelivery } from './plugins/incremental-delivery.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
@@ -301,6 +302,14 @@ function gatewayPlugins(
     useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
     useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
     ...security.plugins,
+    // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).
+    ...useIncrementalDelivery({
+      maskError,
+      logMasked: (error, context) =>
+        observability.lane.logging(observability.lane.scopes.scopeOf(context)?.request, () =>
+          observability.logger.error(error),
+        ),
+    }),
     // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
     ...(config.trustedDocuments === undefined
       ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]

@@ -18,8 +18,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, sendNodeResponse } from '@whatwg-node/server';
 import {
+  BREAK,
   getOperationAST,
   OperationTypeNode,
+  visit,
   type DocumentNode,
   type OperationDefinitionNode,
   type GraphQLError,
@@ -177,6 +179,11 @@ export function acceptedMediaType(accept: string | undefined): ResultMediaType |
   return undefined;
 }
 
+/** True for the media types of yoga's streamed answers: multipart/mixed and server-sent events. */
+function isStreamed(contentType: string | null): boolean {
+  return contentType !== null && (contentType.startsWith('multipart/mixed') || contentType.startsWith('text/event-stream'));
+}
+
 /** True for `application/json`, in any spelling, with no charset or UTF-8. */
 function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
@@ -317,6 +324,8 @@ class HttpLane {
       ...(body !== undefined ? { body: typeof body === 'string' ? body : new Uint8Array(body) } : {}),
     });
     const answer = await yoga.handleRequest(fetchRequest, { req: request, res: response, rateLimitChecked: true });
+    // An incremental answer (@defer, @stream) is written part by part as yoga makes them, not gathered.
+    if (isStreamed(answer.headers.get('content-type'))) return sendNodeResponse(answer, response, request, true);
     const payload = Buffer.from(await answer.arrayBuffer());
     const outgoing: Record<string, string> = {};
     answer.headers.forEach((value, name) => (outgoing[name] = value));
@@ -585,7 +594,34 @@ function operable(enveloped: Enveloped, params: Params, method: 'GET' | 'POST'):
     return undefined;
   }
   if ((enveloped.validate(enveloped.schema, document) as readonly GraphQLError[]).length > 0) return undefined;
+  // @defer and @stream are answered part by part, in the media type the Accept header picks:
+  // yoga's result processors do it, so yoga answers them, whatever the Accept (docs/graph.md).
+  if (isIncremental(params.query, document)) return undefined;
   return servableOperation(document, params.operationName, method) ? document : undefined;
+}
+
+/** Whether each document uses @defer or @stream, by the document yoga's parser cache hands out once per text. */
+const incremental = new WeakMap<DocumentNode, boolean>();
+
+/**
+ * Whether a document uses `@defer` or `@stream`. Only a text that contains either name at all is
+ * walked (a directive's name cannot be escaped), once per parsed document.
+ */
+function isIncremental(query: string, document: DocumentNode): boolean {
+  if (!query.includes('defer') && !query.includes('stream')) return false;
+  let found = incremental.get(document);
+  if (found === undefined) {
+    found = false;
+    visit(document, {
+      Directive(node) {
+        if (node.name.value !== 'defer' && node.name.value !== 'stream') return undefined;
+        found = true;
+        return BREAK;
+      },
+    });
+    incremental.set(document, found);
+  }
+  return found;
 }
 
 /** The parsed JSON of a body, or undefined when it is not JSON. */

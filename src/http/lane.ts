@@ -18,10 +18,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, sendNodeResponse } from '@whatwg-node/server';
 import {
-  BREAK,
   getOperationAST,
   OperationTypeNode,
-  visit,
   type DocumentNode,
   type OperationDefinitionNode,
   type GraphQLError,
@@ -33,6 +31,7 @@ import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { OperationRecord, RequestRecord } from '../observability/request-context.js';
+import { usesIncrementalDelivery } from '../plugins/incremental-delivery.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
 import { bodyText, canonicalMediaType, declaredLength } from '../security/request-body.js';
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
@@ -181,7 +180,9 @@ export function acceptedMediaType(accept: string | undefined): ResultMediaType |
 
 /** True for the media types of yoga's streamed answers: multipart/mixed and server-sent events. */
 function isStreamed(contentType: string | null): boolean {
-  return contentType !== null && (contentType.startsWith('multipart/mixed') || contentType.startsWith('text/event-stream'));
+  return (
+    contentType !== null && (contentType.startsWith('multipart/mixed') || contentType.startsWith('text/event-stream'))
+  );
 }
 
 /** True for `application/json`, in any spelling, with no charset or UTF-8. */
@@ -596,32 +597,8 @@ function operable(enveloped: Enveloped, params: Params, method: 'GET' | 'POST'):
   if ((enveloped.validate(enveloped.schema, document) as readonly GraphQLError[]).length > 0) return undefined;
   // @defer and @stream are answered part by part, in the media type the Accept header picks:
   // yoga's result processors do it, so yoga answers them, whatever the Accept (docs/graph.md).
-  if (isIncremental(params.query, document)) return undefined;
+  if (usesIncrementalDelivery(params.query, document)) return undefined;
   return servableOperation(document, params.operationName, method) ? document : undefined;
-}
-
-/** Whether each document uses @defer or @stream, by the document yoga's parser cache hands out once per text. */
-const incremental = new WeakMap<DocumentNode, boolean>();
-
-/**
- * Whether a document uses `@defer` or `@stream`. Only a text that contains either name at all is
- * walked (a directive's name cannot be escaped), once per parsed document.
- */
-function isIncremental(query: string, document: DocumentNode): boolean {
-  if (!query.includes('defer') && !query.includes('stream')) return false;
-  let found = incremental.get(document);
-  if (found === undefined) {
-    found = false;
-    visit(document, {
-      Directive(node) {
-        if (node.name.value !== 'defer' && node.name.value !== 'stream') return undefined;
-        found = true;
-        return BREAK;
-      },
-    });
-    incremental.set(document, found);
-  }
-  return found;
 }
 
 /** The parsed JSON of a body, or undefined when it is not JSON. */

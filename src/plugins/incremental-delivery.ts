@@ -5,14 +5,18 @@
  * server-sent events, whichever the client's Accept header asks for (docs/graph.md, "Incremental
  * delivery"). Both HTTP paths answer such an operation through yoga (src/http/lane.ts).
  *
- * yoga masks the errors at the top of each result, not those of a deferred fragment or of
- * streamed items (`incremental[].errors`): without the second plugin here, an upstream failure
- * in a deferred part would arrive without its code, and an unexpected error with its own message.
+ * Two additions of ours:
+ * - A client whose Accept header allows neither streamed media type is refused before anything
+ *   runs (406 `INCREMENTAL_DELIVERY_NOT_ACCEPTED`). yoga would run the operation, a mutation
+ *   included, and only then answer 406 with an empty body, its deferred calls still going on.
+ * - yoga masks the errors at the top of each result, not those of a deferred fragment or of
+ *   streamed items (`incremental[].errors`): without the masking here, an upstream failure in a
+ *   deferred part would arrive without its code, and an unexpected error with its own message.
  */
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
-import type { GraphQLError, GraphQLSchema } from 'graphql';
-import { replacedBy } from '../errors.js';
+import { Kind, visit, type DirectiveNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { codedError, replacedBy } from '../errors.js';
 
 /** What the incremental delivery plugins are built with. */
 export type IncrementalDeliveryOptions = {
@@ -25,7 +29,84 @@ export type IncrementalDeliveryOptions = {
 /** One part of an incremental result, as the executor makes it: a deferred fragment's data or streamed items. */
 type IncrementalPart = { errors?: readonly GraphQLError[] } & Record<string, unknown>;
 
-/** `@defer` and `@stream`, with the errors of their parts masked as those of a whole result are. */
+/** The `@defer` and `@stream` directives of each document, by the document yoga's parser cache hands out once per text. */
+const directivesOf = new WeakMap<DocumentNode, readonly DirectiveNode[]>();
+
+/** The `@defer` and `@stream` directives a document holds (found once per parsed document). */
+export function incrementalDirectives(document: DocumentNode): readonly DirectiveNode[] {
+  let found = directivesOf.get(document);
+  if (found === undefined) {
+    const directives: DirectiveNode[] = [];
+    visit(document, {
+      Directive(node) {
+        if (node.name.value === 'defer' || node.name.value === 'stream') directives.push(node);
+      },
+    });
+    directivesOf.set(document, (found = directives));
+  }
+  return found;
+}
+
+/**
+ * Whether the document's text may use `@defer` or `@stream`: only a text that names either at all
+ * (a directive's name cannot be escaped) is walked.
+ */
+export function usesIncrementalDelivery(query: string, document: DocumentNode): boolean {
+  if (!query.includes('defer') && !query.includes('stream')) return false;
+  return incrementalDirectives(document).length > 0;
+}
+
+/** Whether one of the directives defers or streams with these variables (`if` is not false). */
+function defersWith(directives: readonly DirectiveNode[], variables: Record<string, unknown> | undefined): boolean {
+  return directives.some((directive) => {
+    const condition = directive.arguments?.find((argument) => argument.name.value === 'if')?.value;
+    if (condition === undefined) return true;
+    if (condition.kind === Kind.BOOLEAN) return condition.value;
+    return !(condition.kind === Kind.VARIABLE && variables?.[condition.name.value] === false);
+  });
+}
+
+/**
+ * Whether an Accept header lets yoga send a stream of results: it names multipart/mixed or
+ * text/event-stream, or a range holding one of them, in UTF-8 (yoga's own rule,
+ * `getMediaTypesForRequestInOrder`); no header is `*` / `*`.
+ */
+export function acceptsStreams(accept: string | null): boolean {
+  for (const entry of (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
+    const [type = '', ...parameters] = entry.split(';');
+    const charset = parameters.find((parameter) => parameter.includes('charset='));
+    if (charset !== undefined && charset !== 'charset=utf-8') continue;
+    const [main, sub] = type.split('/');
+    if (main === '*' && sub === '*') return true;
+    if (main === 'multipart' && (sub === '*' || sub === 'mixed')) return true;
+    if (main === 'text' && (sub === '*' || sub === 'event-stream')) return true;
+  }
+  return false;
+}
+
+/** Refuses, before it runs, an operation that would be answered in parts to a client that takes none. */
+const refuseUnacceptedStreams: Plugin = {
+  onExecute({ args, setResultAndStopExecution }) {
+    const document = args.document as DocumentNode;
+    const directives = incrementalDirectives(document);
+    if (directives.length === 0) return;
+    const request = (args.contextValue as { request?: { headers: { get(name: string): string | null } } }).request;
+    if (request === undefined || acceptsStreams(request.headers.get('accept'))) return;
+    if (!defersWith(directives, args.variableValues as Record<string, unknown> | undefined)) return;
+    setResultAndStopExecution({
+      errors: [
+        codedError(
+          'INCREMENTAL_DELIVERY_NOT_ACCEPTED',
+          'This operation uses @defer or @stream, whose answer comes in parts: send it with ' +
+            '`Accept: multipart/mixed` or `Accept: text/event-stream`.',
+          { status: 406, headers: { accept: 'multipart/mixed, text/event-stream' } },
+        ),
+      ],
+    });
+  },
+};
+
+/** `@defer` and `@stream`, refused to clients that take no stream, with the errors of their parts masked. */
 export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
   const maskPart = (part: IncrementalPart, context: object): IncrementalPart => {
     if (!part.errors?.length) return part;
@@ -43,13 +124,16 @@ export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plu
         handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
           const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
           if (!incremental?.some((part) => part.errors?.length)) return;
-          // A subsequent payload of the executor, which envelop's result type does not name.
-          const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args.contextValue as object)) };
-          setResult(masked as typeof result);
+          // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
+          const masked = {
+            ...result,
+            incremental: incremental.map((part) => maskPart(part, args.contextValue as object)),
+          };
+          setResult(masked);
         }),
     }),
   };
-  return [useDeferStream(), maskIncrementalErrors];
+  return [useDeferStream(), refuseUnacceptedStreams, maskIncrementalErrors];
 }
 
 /**

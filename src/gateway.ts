@@ -20,6 +20,7 @@ import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
 import type { RequestScope } from './observability/request-context.js';
+import { logFailure } from './observability/yoga-logger.js';
 import { createSchema } from './schema.js';
 import { createSharedState, type SharedRedis, type SharedState } from './redis/index.js';
 import { createSecurity, type Security } from './security/index.js';
@@ -305,9 +306,10 @@ function gatewayPlugins(
     // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).
     ...useIncrementalDelivery({
       maskError,
+      // As the observer logs the errors it masks: an expected one in a line, with its request.
       logMasked: (error, context) =>
         observability.lane.logging(observability.lane.scopes.scopeOf(context)?.request, () =>
-          observability.logger.error(error),
+          logFailure(observability.log, error),
         ),
     }),
     // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).

@@ -15,6 +15,7 @@ import { meros } from 'meros/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
 import { checkErrorCodes } from './helpers/error-codes.js';
+import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { hold, json, useScriptedUpstream, type ReceivedRequest, type Script } from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, listen, stop, testConfig } from './helpers/stack.js';
 
@@ -34,16 +35,19 @@ const ORDER_WITH_DEFERRED_PET = `query Order {
 }`;
 
 /** A gateway served both ways: through its node:http front (the lane) and through yoga alone. */
-type Served = { gateway: Gateway; lane: string; yoga: string; close(): Promise<void> };
+type Served = { gateway: Gateway; lane: string; yoga: string; log: CapturedLog; close(): Promise<void> };
 
 async function serve(overrides: Partial<GatewayConfig> = {}): Promise<Served> {
+  const log = captureLog();
   const gateway = createGateway(
     testConfig({
       petstoreUrl: `${upstream().url}/api/v3`,
       plantsUrl: upstream().url,
       upstreamRetries: 0,
+      logLevel: 'info',
       ...overrides,
     }),
+    { logDestination: log },
   );
   const servers: Server[] = [];
   const lane = await listen(gateway.handler);
@@ -53,6 +57,7 @@ async function serve(overrides: Partial<GatewayConfig> = {}): Promise<Served> {
     gateway,
     lane: `${lane.url}/graphql`,
     yoga: `${yoga.url}/graphql`,
+    log,
     close: async () => {
       await Promise.all(servers.map(stop));
       await gateway.close();
@@ -310,7 +315,8 @@ describe('errors in a deferred part', () => {
     async (_, accept, url) => {
       const held = orderAndHeldPet(json(500, { message: 'pet store down' }));
 
-      const parts = multipartParts(await post(url(), { query: ORDER_WITH_DEFERRED_PET }, accept));
+      const response = await post(url(), { query: ORDER_WITH_DEFERRED_PET }, accept);
+      const parts = multipartParts(response);
       const first = await parts.next();
       held.release();
       const later = await rest(parts);
@@ -340,6 +346,14 @@ describe('errors in a deferred part', () => {
         },
       ]);
       expect(upstream().requests.map(seen)).toEqual([ORDER_CALL, PET_CALL]);
+      // Logged as the failures of whole results are: one line, with the request's id.
+      expect(served.log.lines()).toContainEqual(
+        expect.objectContaining({
+          level: 'info',
+          requestId: response.headers['x-request-id'],
+          upstream: { service: 'petstore', operation: 'getPetById', failure: 'status', status: 500 },
+        }),
+      );
     },
   );
 });

@@ -358,6 +358,23 @@ describe('errors in a deferred part', () => {
   );
 });
 
+describe('credentials in a deferred part', () => {
+  it("an upstream message that quotes the caller's credentials arrives without them", async () => {
+    const held = orderAndHeldPet(json(500, { message: `key ${API_KEY} and token ${BEARER} refused` }));
+
+    const parts = multipartParts(await post(served.lane, { query: ORDER_WITH_DEFERRED_PET }, 'multipart/mixed'));
+    await parts.next();
+    held.release();
+    const text = JSON.stringify(await rest(parts));
+
+    expect(text).toContain('UPSTREAM_ERROR');
+    expect(text).toContain('refused');
+    expect(text).not.toContain(API_KEY);
+    expect(text).not.toContain(BEARER);
+    expect(upstream().requests.map(seen)).toEqual([ORDER_CALL, PET_CALL]);
+  });
+});
+
 describe('a mutation with @defer', () => {
   it('places the order, answers it at once, and its pet once the lookup is released', async () => {
     const held = orderAndHeldPet();

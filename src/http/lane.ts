@@ -12,8 +12,9 @@
  *
  * Everything else goes to yoga, whole: GraphiQL, uploads, batches, automatic persisted queries,
  * CORS preflights, other content types, and every request the lane finds unusual once it has read
- * it (a body that is not JSON, a document that does not parse or validate, a GET mutation).
- * test/http-differential.test.ts checks that both paths answer alike.
+ * it (a body that is not JSON, a document that does not parse or validate, a GET mutation, a
+ * document using @defer or @stream, whose answer yoga streams part by part, written here as it
+ * comes). test/http-differential.test.ts checks that both paths answer alike.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, sendNodeResponse } from '@whatwg-node/server';

@@ -9,14 +9,18 @@
  * - A client whose Accept header allows neither streamed media type is refused before anything
  *   runs (406 `INCREMENTAL_DELIVERY_NOT_ACCEPTED`). yoga would run the operation, a mutation
  *   included, and only then answer 406 with an empty body, its deferred calls still going on.
- * - yoga masks the errors at the top of each result, not those of a deferred fragment or of
- *   streamed items (`incremental[].errors`): without the masking here, an upstream failure in a
- *   deferred part would arrive without its code, and an unexpected error with its own message.
+ * - yoga masks the errors at the top of each result, and the redaction plugin clears secrets
+ *   from them, not from those of a deferred fragment or of streamed items
+ *   (`incremental[].errors`): without the masking here, an upstream failure in a deferred part
+ *   would arrive without its code, an unexpected error with its own message, and an upstream
+ *   message that quotes the caller's credential with it.
  */
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { Kind, visit, type DirectiveNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
-import { codedError, replacedBy } from '../errors.js';
+import type { HeaderSource } from '../credentials.js';
+import { codedError, rebuilt, replacedBy } from '../errors.js';
+import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
 
 /** What the incremental delivery plugins are built with. */
 export type IncrementalDeliveryOptions = {
@@ -106,34 +110,58 @@ const refuseUnacceptedStreams: Plugin = {
   },
 };
 
-/** `@defer` and `@stream`, refused to clients that take no stream, with the errors of their parts masked. */
-export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
-  const maskPart = (part: IncrementalPart, context: object): IncrementalPart => {
+/** What the executor was called with, as far as the masking of parts reads it. */
+type ExecutedWith = { contextValue: unknown; variableValues?: unknown; document: unknown };
+
+/**
+ * The secrets of the request an operation answers, as the redaction plugin finds them
+ * (src/security/redaction.ts): its credentials, and the passwords (and fields named like a
+ * secret) of its variables and document.
+ */
+function secretsOf(args: ExecutedWith): string[] {
+  const request = (args.contextValue as { request?: { headers: HeaderSource } }).request;
+  return [
+    ...(request ? credentialSecrets(request.headers) : []),
+    ...variableSecrets(args.variableValues),
+    ...documentSecrets(args.document as DocumentNode),
+  ];
+}
+
+/**
+ * The errors of deferred and streamed parts as those of a whole result leave: masked (an upstream
+ * failure with its code, anything unexpected as `Unexpected error.`, logged), and cleared of the
+ * request's secrets (which the redaction plugin does for whole results only).
+ */
+function useIncrementalErrorMasking(options: IncrementalDeliveryOptions): Plugin {
+  const maskPart = (part: IncrementalPart, args: ExecutedWith): IncrementalPart => {
     if (!part.errors?.length) return part;
+    const secrets = secretsOf(args);
     const errors = part.errors.map((error) => {
       const masked = options.maskError(error, 'Unexpected error.');
       const original = replacedBy(masked);
-      if (original !== undefined) options.logMasked(original, context);
-      return masked;
+      if (original !== undefined) options.logMasked(original, args.contextValue as object);
+      const message = redact(masked.message, secrets);
+      return message === masked.message ? masked : rebuilt(masked, { message });
     });
     return { ...part, errors };
   };
-  const maskIncrementalErrors: Plugin = {
+  return {
     onExecute: () => ({
       onExecuteDone: (payload) =>
         handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
           const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
           if (!incremental?.some((part) => part.errors?.length)) return;
           // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
-          const masked = {
-            ...result,
-            incremental: incremental.map((part) => maskPart(part, args.contextValue as object)),
-          };
+          const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args)) };
           setResult(masked);
         }),
     }),
   };
-  return [useDeferStream(), refuseUnacceptedStreams, maskIncrementalErrors];
+}
+
+/** `@defer` and `@stream`, refused to clients that take no stream, with the errors of their parts masked. */
+export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
+  return [useDeferStream(), refuseUnacceptedStreams, useIncrementalErrorMasking(options)];
 }
 
 /**

@@ -492,6 +492,44 @@ describe('@defer with the response cache on', () => {
   );
 });
 
+describe('@defer with the response cache on, a part failing', () => {
+  let cached: Served;
+  beforeAll(async () => {
+    cached = await serve({ responseCacheTtlMs: 60_000 });
+  });
+  afterAll(() => cached?.close());
+
+  it('is not kept: the next request calls the upstream again', async () => {
+    orderAndHeldPet(json(500, { message: 'pet store down' })).release();
+
+    const first = await rest(multipartParts(await post(cached.lane, { query: ORDER_WITH_DEFERRED_PET }, '*/*')));
+    const second = await rest(multipartParts(await post(cached.lane, { query: ORDER_WITH_DEFERRED_PET }, '*/*')));
+
+    expect(second).toEqual(first);
+    expect(JSON.stringify(second)).toContain('UPSTREAM_ERROR');
+    expect(upstream().requests.map(seen)).toEqual([ORDER_CALL, PET_CALL, ORDER_CALL, PET_CALL]);
+  });
+});
+
+describe('a client that goes away between parts', () => {
+  it.each([
+    ['the lane', '*/*', () => served.lane],
+    ['yoga', 'multipart/mixed', () => served.yoga],
+  ])('via %s (Accept %s): the gateway goes on serving', async (_, accept, url) => {
+    const held = orderAndHeldPet();
+    const response = await post(url(), { query: ORDER_WITH_DEFERRED_PET }, accept);
+    const parts = multipartParts(response);
+    expect((await parts.next()).value).toEqual({ data: { order: { id: '1', status: 'placed' } }, hasNext: true });
+
+    response.destroy();
+    held.release();
+    const after = await answerOf(await post(url(), { query: '{ order(id: 1) { id status } }' }, 'application/json'));
+
+    expect(after).toEqual({ status: 200, accept: undefined, body: { data: { order: { id: '1', status: 'placed' } } } });
+    expect(upstream().requests.map(seen)).toEqual(expect.arrayContaining([ORDER_CALL, ORDER_CALL]));
+  });
+});
+
 describe('@defer with trusted documents', () => {
   let trusted: Served;
   const directory = mkdtempSync(join(tmpdir(), 'incremental-'));

@@ -22,11 +22,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printSchema, type GraphQLSchema } from 'graphql';
+import { withIncrementalDirectives } from '../src/plugins/incremental-delivery.js';
 import { createSchema, printSubgraphSdl } from '../src/schema.js';
 import { PRINTED_SCHEMA_FOLDER } from './check-schema-changes.js';
 
-/** Each printed file (its name in the folder) and its text. */
-export function printedSchemas(schema: GraphQLSchema = createSchema()): { file: string; sdl: string }[] {
+/**
+ * Each printed file (its name in the folder) and its text; by default of the schema as the gateway
+ * serves it, with the `@defer` and `@stream` directives its plugin adds.
+ */
+export function printedSchemas(
+  schema: GraphQLSchema = withIncrementalDirectives(createSchema()),
+): { file: string; sdl: string }[] {
   return [
     { file: 'api.graphql', sdl: `${printSchema(schema)}\n` },
     { file: 'subgraph.graphql', sdl: `${printSubgraphSdl(schema)}\n` },

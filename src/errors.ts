@@ -80,6 +80,11 @@ export type ErrorCode =
   | 'TRUSTED_DOCUMENT_REQUIRED'
   /** TRUSTED_DOCUMENTS is set and the hash is not in the manifest (400) */
   | 'TRUSTED_DOCUMENT_NOT_FOUND'
+  /**
+   * the operation uses @defer or @stream and the Accept header allows neither multipart/mixed nor
+   * text/event-stream, the media types of an answer in parts (406, before anything runs)
+   */
+  | 'INCREMENTAL_DELIVERY_NOT_ACCEPTED'
   /** the operation needed more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION (a field error) */
   | 'UPSTREAM_FANOUT_LIMIT'
   // The gateway's own failure.

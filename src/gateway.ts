@@ -15,11 +15,13 @@ import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
+import { useIncrementalDelivery } from './plugins/incremental-delivery.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
 import type { RequestScope } from './observability/request-context.js';
+import { logFailure } from './observability/yoga-logger.js';
 import { createSchema } from './schema.js';
 import { createSharedState, type SharedRedis, type SharedState } from './redis/index.js';
 import { createSecurity, type Security } from './security/index.js';
@@ -309,6 +311,15 @@ function gatewayPlugins(
     useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
     useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
     ...security.plugins,
+    // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).
+    ...useIncrementalDelivery({
+      maskError,
+      // As the observer logs the errors it masks: an expected one in a line, with its request.
+      logMasked: (error, context) =>
+        observability.lane.logging(observability.lane.scopes.scopeOf(context)?.request, () =>
+          logFailure(observability.log, error),
+        ),
+    }),
     // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
     ...(config.trustedDocuments === undefined
       ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]

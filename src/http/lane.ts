@@ -12,8 +12,9 @@
  *
  * Everything else goes to yoga, whole: GraphiQL, uploads, batches, automatic persisted queries,
  * CORS preflights, other content types, and every request the lane finds unusual once it has read
- * it (a body that is not JSON, a document that does not parse or validate, a GET mutation).
- * test/http-differential.test.ts checks that both paths answer alike.
+ * it (a body that is not JSON, a document that does not parse or validate, a GET mutation, a
+ * document using @defer or @stream, whose answer yoga streams part by part, written here as it
+ * comes). test/http-differential.test.ts checks that both paths answer alike.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, sendNodeResponse } from '@whatwg-node/server';
@@ -31,6 +32,7 @@ import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
 import type { RequestObservations } from '../observability/index.js';
 import type { OperationRecord, RequestRecord } from '../observability/request-context.js';
+import { usesIncrementalDelivery } from '../plugins/incremental-delivery.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
 import { bodyText, canonicalMediaType, declaredLength } from '../security/request-body.js';
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
@@ -177,6 +179,13 @@ export function acceptedMediaType(accept: string | undefined): ResultMediaType |
   return undefined;
 }
 
+/** True for the media types of yoga's streamed answers: multipart/mixed and server-sent events. */
+function isStreamed(contentType: string | null): boolean {
+  return (
+    contentType !== null && (contentType.startsWith('multipart/mixed') || contentType.startsWith('text/event-stream'))
+  );
+}
+
 /** True for `application/json`, in any spelling, with no charset or UTF-8. */
 function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
@@ -317,6 +326,8 @@ class HttpLane {
       ...(body !== undefined ? { body: typeof body === 'string' ? body : new Uint8Array(body) } : {}),
     });
     const answer = await yoga.handleRequest(fetchRequest, { req: request, res: response, rateLimitChecked: true });
+    // An incremental answer (@defer, @stream) is written part by part as yoga makes them, not gathered.
+    if (isStreamed(answer.headers.get('content-type'))) return sendNodeResponse(answer, response, request, true);
     const payload = Buffer.from(await answer.arrayBuffer());
     const outgoing: Record<string, string> = {};
     answer.headers.forEach((value, name) => (outgoing[name] = value));
@@ -585,6 +596,9 @@ function operable(enveloped: Enveloped, params: Params, method: 'GET' | 'POST'):
     return undefined;
   }
   if ((enveloped.validate(enveloped.schema, document) as readonly GraphQLError[]).length > 0) return undefined;
+  // @defer and @stream are answered part by part, in the media type the Accept header picks:
+  // yoga's result processors do it, so yoga answers them, whatever the Accept (docs/graph.md).
+  if (usesIncrementalDelivery(params.query, document)) return undefined;
   return servableOperation(document, params.operationName, method) ? document : undefined;
 }
 

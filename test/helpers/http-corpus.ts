@@ -71,6 +71,11 @@ const SHAPES: Record<string, { params?: Record<string, unknown>; raw?: string }>
   'variables nested deeper than the limit': {
     params: { query: PET, variables: { id: '1', deep: JSON.parse(`${'['.repeat(120)}1${']'.repeat(120)}`) } },
   },
+  // Answered in parts (multipart/mixed, server-sent events) or refused by Accept (406), on both paths.
+  'a list with @stream': {
+    params: { query: '{ petsByStatus(status: AVAILABLE) @stream(initialCount: 1) { id name } }' },
+  },
+  'a query with @defer': { params: { query: '{ inventory { available } ... @defer { pet(id: "1") { id } } }' } },
   'a batch': { raw: JSON.stringify([{ query: PET, variables: { id: '1' } }]) },
   'a JSON string': { raw: JSON.stringify('{ inventory { available } }') },
   'text that is not JSON': { raw: '{"query": ' },
@@ -110,6 +115,9 @@ const ACCEPTS = [
   'text/html, */*;q=0.8',
   'text/event-stream',
   'multipart/mixed',
+  // Apollo Client's, with @defer
+  'multipart/mixed;deferSpec=20220824,application/json;q=0.9',
+  'text/event-stream, application/json',
   'application/xml',
 ];
 
@@ -207,4 +215,50 @@ export function explainCorpus(options: { perPair: number; seed: number }): Corpu
     label: `${sent.label}, explained`,
     headers: { ...sent.headers, 'x-gateway-explain': '1' },
   }));
+}
+
+/** Documents answered in parts, for a gateway with the default limits (the corpus above runs with a depth of 2). */
+const INCREMENTAL: Record<string, Record<string, unknown>> = {
+  'a query with @defer': {
+    query: 'query Pet($id: ID!) { pet(id: $id) { id ... @defer { name tags { name } } } }',
+    variables: { id: '1' },
+  },
+  'an order with its pet deferred': { query: '{ order(id: "1") { id ... @defer { pet { name } } } }' },
+  'a deferred field that fails': { query: '{ pet(id: "1") { id } ... @defer { other: pet(id: "x") { id } } }' },
+  'a list with @stream': { query: '{ petsByStatus(status: AVAILABLE) @stream(initialCount: 2) { id name } }' },
+  'a @defer turned off': { query: '{ pet(id: "2") { id ... @defer(if: false) { name } } }' },
+  'a @defer turned off by a variable': {
+    query: 'query Pet($later: Boolean!) { pet(id: "2") { id ... @defer(if: $later) { name } } }',
+    variables: { later: false },
+  },
+  'a mutation with @defer': {
+    query: 'mutation { updatePet(input: { id: "2", name: "Rex", status: AVAILABLE }) { id ... @defer { name } } }',
+  },
+};
+
+/**
+ * `@defer` and `@stream` requests: each document with every Accept value of the corpus, by POST and
+ * by GET (with its CSRF header), with credentials; for a gateway with the default limits.
+ */
+export function incrementalCorpus(): CorpusRequest[] {
+  const corpus: CorpusRequest[] = [];
+  for (const [name, params] of Object.entries(INCREMENTAL)) {
+    for (const accept of ACCEPTS) {
+      for (const method of ['POST', 'GET']) {
+        const headers: Record<string, string> = { api_key: 'corpus-key-1', authorization: 'Bearer corpus-token-1' };
+        if (accept !== undefined) headers['accept'] = accept;
+        const get = method === 'GET';
+        if (get) headers['x-graphql-csrf'] = '1';
+        else headers['content-type'] = 'application/json';
+        corpus.push({
+          label: `${method} ${name} (${JSON.stringify(headers)})`,
+          method,
+          path: get ? `/graphql?${queryString(params)}` : '/graphql',
+          headers,
+          ...(get ? {} : { body: JSON.stringify(params) }),
+        });
+      }
+    }
+  }
+  return corpus;
 }

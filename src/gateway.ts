@@ -14,6 +14,7 @@ import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
+import { useUpstreamCacheNotice } from './plugins/upstream-cache-notice.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
@@ -28,6 +29,8 @@ import { useStreamingUploads } from './plugins/uploads.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamPool } from './upstream/http.js';
 import { type UpstreamService } from './upstream/failure.js';
 import { LocalChangeFeed, type ChangeFeed } from './upstream/changes.js';
+import { UpstreamCache } from './upstream/cache.js';
+import { MemoryCacheStore } from './upstream/cache-store.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 
@@ -90,11 +93,14 @@ function clientOptions(
   service: UpstreamService,
   observability: Observability,
   shared: SharedState | undefined,
+  cache: UpstreamCache | undefined,
 ): UpstreamClientOptions {
   const { logger, metrics } = observability;
   metrics?.observeCircuit(service, 'closed');
   return {
     ...upstreamClientOptions(config, service),
+    cache,
+    onCache: ({ operation, result }) => metrics?.observeUpstreamCache(service, operation, result),
     onRetry: ({ operation, retry, delayMs, reason, scope }) =>
       observability.lane.logging(scope?.request, () =>
         logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
@@ -155,6 +161,8 @@ type GatewayUpstreams = {
   upstreamsFor: (budget: UpstreamCallBudget, scope?: RequestScope) => Upstreams;
   /** what writes changed (src/upstream/changes.ts) */
   changes: ChangeFeed;
+  /** the upstream cache, when UPSTREAM_CACHE is on */
+  cache: UpstreamCache | undefined;
 };
 
 /** What the gateway's yoga and its lane are built from, once the configuration has passed its checks. */
@@ -185,6 +193,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     redis: shared?.redis,
     changes: upstreams.changes,
     close: async () => {
+      upstreams.cache?.close();
       await Promise.all([
         upstreams.petstore.close(),
         upstreams.plants.close(),
@@ -230,13 +239,24 @@ function createUpstreams(
   observability: Observability,
   shared: SharedState | undefined,
 ): GatewayUpstreams {
+  const { logger } = observability;
+  // Writes tell what they changed here, before their answer is sent; with REDIS_URL, every replica hears it.
+  const local = new LocalChangeFeed((error) => logger.error(error));
+  const changes = shared?.changeFeed(local, (message) => logger.warn(message)) ?? local;
+  // The upstream cache (UPSTREAM_CACHE, off by default): in Redis with REDIS_URL, else in this process.
+  const cache = config.upstreamCache.enabled
+    ? new UpstreamCache(
+        shared?.upstreamCacheStore() ??
+          new MemoryCacheStore({ maxEntries: config.upstreamCacheMaxEntries, maxBytes: config.upstreamCacheMaxBytes }),
+        { defaults: config.upstreamCache.defaults },
+        changes,
+      )
+    : undefined;
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
-  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability, shared));
-  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared));
+  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability, shared, cache));
+  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared, cache));
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
-  // Writes tell what they changed here, before their answer is sent.
-  const changes = new LocalChangeFeed((error) => observability.logger.error(error));
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
     petstore: createPetstoreApi(budget.limit(petstoreClient, scope), {
       bodyFormat: config.petstoreBodyFormat,
@@ -245,7 +265,7 @@ function createUpstreams(
     }),
     plants: createPlantsApi(budget.limit(plantsClient, scope)),
   });
-  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes };
+  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes, cache };
 }
 
 /** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */
@@ -318,6 +338,8 @@ function gatewayPlugins(
     // `x-gateway-explain: 1` gets extensions.upstream (EXPLAIN; src/plugins/explain.ts): after the
     // response cache has kept the result, before the observer logs it.
     ...(config.explain ? [useExplain(observability.lane.scopes)] : []),
+    // extensions.upstreamCache when part of an answer was served stale (src/plugins/upstream-cache-notice.ts).
+    ...(config.upstreamCache.enabled ? [useUpstreamCacheNotice(observability.lane.scopes)] : []),
     // Last: it logs and counts results and responses as they leave, every error with its final
     // code; its instrumentation still wraps the whole request, refused ones included. Then
     // /metrics and /readiness, the latter asked through each area's own pool.

@@ -26,7 +26,9 @@
  * whose generation numbers are part of its key (`cache-store.ts`); a write through the gateway
  * tells the change feed (`changes.ts`), which bumps them before the write's answer is sent.
  */
+import { createHash } from 'node:crypto';
 import CachePolicy from 'http-cache-semantics';
+import { CREDENTIAL_HEADERS } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
 import { changedTags, resourceTags } from './cache-resources.js';
 import type { UpstreamCacheStore, StoredAnswer } from './cache-store.js';
@@ -224,9 +226,16 @@ function planOf(service: UpstreamService, call: UpstreamRequest, target: string)
   // A body, or secrets besides the credential (a password in the query), is never kept.
   if (call.method !== 'GET' || call.body !== undefined || (call.secrets?.length ?? 0) > 0 || call.ignoreBody)
     return undefined;
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(call.headers ?? {})) headers[name.toLowerCase()] = value;
-  const fingerprint = credentialFingerprint({ get: (name) => headers[name] ?? null });
+  const clear: Record<string, string> = {};
+  for (const [name, value] of Object.entries(call.headers ?? {})) clear[name.toLowerCase()] = value;
+  const fingerprint = credentialFingerprint({ get: (name) => clear[name] ?? null });
+  // The policy keeps the request's headers when the answer has Vary, and may be kept in Redis:
+  // credentials are kept hashed, which matches a Vary on them as well as the clear value would.
+  const headers = { ...clear };
+  for (const name of Object.values(CREDENTIAL_HEADERS)) {
+    const value = headers[name];
+    if (value !== undefined) headers[name] = `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+  }
   const open = `${service} GET ${target}`;
   return {
     request: { url: target, method: 'GET', headers },

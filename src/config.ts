@@ -127,10 +127,14 @@ const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 6
 function cacheDefault(entry: string, env: string): [string, number] {
   const match = /^(\w+)\s*:\s*(\d+)(ms|s|m|h)?$/.exec(entry);
   if (match === null)
-    throw new ConfigError(`${env} must be on, off, or a list of operation:duration (e.g. getPetById:30s), got "${entry}"`);
+    throw new ConfigError(
+      `${env} must be on, off, or a list of operation:duration (e.g. getPetById:30s), got "${entry}"`,
+    );
   const [, operation = '', amount = '0', unit = 's'] = match;
   if (!CACHEABLE_OPERATIONS.includes(operation))
-    throw new ConfigError(`${env}: "${operation}" is not a cacheable operation (one of ${CACHEABLE_OPERATIONS.join(', ')})`);
+    throw new ConfigError(
+      `${env}: "${operation}" is not a cacheable operation (one of ${CACHEABLE_OPERATIONS.join(', ')})`,
+    );
   return [operation, Number(amount) * (DURATION_UNITS[unit] ?? 1)];
 }
 
@@ -261,14 +265,15 @@ export const SETTINGS = [
       'the upstream cache of pet store GETs, per REST resource and credential, as HTTP caching headers allow: off, on, ' +
       'or per-operation freshness for answers without caching headers (getPetById:30s,getInventory:5s, or a file of them)',
     details:
-      'the upstream cache: pet store `GET` answers kept per REST resource and per caller credential (a fingerprint), as the upstream\'s caching headers allow (RFC 9111: `Cache-Control`, `Expires`, `Vary`, validators, `stale-while-revalidate`, `stale-if-error`), and dropped when a write through the gateway changes them. `off`; `on` (the headers only); or `operation:duration,…` (e.g. `getPetById:30s,getInventory:5s`; `ms`, `s`, `m`, `h`), which also gives answers that say nothing of their freshness (the reference pet store sends no caching headers) that long; or the path of a file (starting with `/` or `.`) holding such a list. See [Upstream cache](upstream-cache.md)',
+      "the upstream cache: pet store `GET` answers kept per REST resource and per caller credential (a fingerprint), as the upstream's caching headers allow (RFC 9111: `Cache-Control`, `Expires`, `Vary`, validators, `stale-while-revalidate`, `stale-if-error`), and dropped when a write through the gateway changes them. `off`; `on` (the headers only); or `operation:duration,…` (e.g. `getPetById:30s,getInventory:5s`; `ms`, `s`, `m`, `h`), which also gives answers that say nothing of their freshness (the reference pet store sends no caching headers) that long; or the path of a file (starting with `/` or `.`) holding such a list. See [Upstream cache](upstream-cache.md)",
     parse: upstreamCache,
   },
   {
     key: 'upstreamCacheMaxEntries',
     env: 'UPSTREAM_CACHE_MAX_ENTRIES',
     default: '10000',
-    description: 'most answers the upstream cache keeps in this process (without REDIS_URL); least recently used go first',
+    description:
+      'most answers the upstream cache keeps in this process (without REDIS_URL); least recently used go first',
     details:
       'most answers the upstream cache keeps in one process (least recently used go first). With `REDIS_URL` they are kept in Redis instead, each with its own expiry',
     parse: integer(1, 10_000_000),
@@ -1144,10 +1149,25 @@ export function changedSettings(config: Config): string[] {
     const defaultText =
       set.nodeEnv === 'production' && 'productionDefault' in setting ? setting.productionDefault : setting.default;
     const defaultValue = defaultText === undefined ? undefined : setting.parse(defaultText, setting.env);
-    if (value === defaultValue) return [];
-    const shown = typeof value === 'string' && setting.key.endsWith('Url') ? redactUrl(value) : String(value);
+    if (value === defaultValue || (isUpstreamCache(value) && !value.enabled && defaultText === 'off')) return [];
+    const shown =
+      typeof value === 'string' && setting.key.endsWith('Url')
+        ? redactUrl(value)
+        : isUpstreamCache(value)
+          ? upstreamCacheText(value)
+          : String(value);
     return [`${setting.env}=${shown}`];
   });
+}
+
+function isUpstreamCache(value: unknown): value is UpstreamCacheSetting {
+  return typeof value === 'object' && value !== null && 'enabled' in value && 'defaults' in value;
+}
+
+/** UPSTREAM_CACHE as it could be written: `off`, `on`, or its defaults (`getPetById:30s`). */
+function upstreamCacheText(value: UpstreamCacheSetting): string {
+  const defaults = Object.entries(value.defaults).map(([operation, seconds]) => `${operation}:${seconds}s`);
+  return !value.enabled ? 'off' : defaults.length === 0 ? 'on' : defaults.join(',');
 }
 
 /** A URL without user info, safe to print. */

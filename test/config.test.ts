@@ -44,6 +44,9 @@ describe('loadConfig', () => {
       plantsUrl: undefined,
       workers: 1,
       upstreamDedupe: true,
+      upstreamCache: { enabled: false, defaults: {} },
+      upstreamCacheMaxEntries: 10000,
+      upstreamCacheMaxBytes: 67108864,
       petstoreBodyFormat: 'json',
       petstoreAccept: 'json',
       upstreamTimeouts: {
@@ -160,6 +163,9 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_ADDRESS_PER_MINUTE', '120', 'rateLimitAddressPerMinute', 120],
     ['WORKERS', '3', 'workers', 3],
     ['UPSTREAM_DEDUPE', 'false', 'upstreamDedupe', false],
+    ['UPSTREAM_CACHE', 'getPetById:30s', 'upstreamCache', { enabled: true, defaults: { getPetById: 30 } }],
+    ['UPSTREAM_CACHE_MAX_ENTRIES', '500', 'upstreamCacheMaxEntries', 500],
+    ['UPSTREAM_CACHE_MAX_BYTES', '1048576', 'upstreamCacheMaxBytes', 1048576],
     ['TRUST_PROXY_HOPS', '1', 'trustProxyHops', 1],
     ['CSRF_PREVENTION', 'false', 'csrfPrevention', false],
     [

@@ -134,7 +134,12 @@ describe('the upstream cache in Redis', () => {
     await b.gql(PET_QUERY, { api_key: 'key-of-bob', ...BEARER });
 
     expect(upstream.requests.map((request) => request.headers['api_key'])).toEqual(['key-of-ann', 'key-of-bob']);
-    const dump = await redis.cli('--no-raw', 'EVAL', "return table.concat(redis.call('MGET', unpack(redis.call('KEYS', '*'))), ' ')", '0');
+    const dump = await redis.cli(
+      '--no-raw',
+      'EVAL',
+      "return table.concat(redis.call('MGET', unpack(redis.call('KEYS', '*'))), ' ')",
+      '0',
+    );
     const keys = await redis.cli('KEYS', '*');
     expect(dump).toContain('Cat 1');
     for (const secret of ['key-of-ann', 'key-of-bob', 'token-of-the-editor'])

@@ -8,7 +8,7 @@
  * (`vi.setSystemTime`), never by waiting.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config.js';
+import { changedSettings, ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config.js';
 import { MemoryCacheStore } from '../src/upstream/cache-store.js';
 import { fakeClock, until } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
@@ -125,7 +125,9 @@ describe('following HTTP caching headers', () => {
     const stale = await served.gql(PET_QUERY);
 
     expect(hit.data).toEqual({ pet: { id: '1', name: 'Cat 1' } });
-    expect(hit.extensions?.['upstream']).toMatchObject([{ operation: 'getPetById', path: '/pet/{petId}', cached: true }]);
+    expect(hit.extensions?.['upstream']).toMatchObject([
+      { operation: 'getPetById', path: '/pet/{petId}', cached: true },
+    ]);
     expect(hit.extensions?.['upstreamCache']).toBeUndefined();
     expect(stale.data).toEqual({ pet: { id: '1', name: 'Cat 1' } });
     expect(gets()).toEqual(['/api/v3/pet/1', '/api/v3/pet/1']);
@@ -326,9 +328,7 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
   });
 
   it('never gives one caller what was fetched with another api_key', async () => {
-    upstream.answer((request) =>
-      json(200, pet('1', `Cat of ${String(request.headers['api_key'])}`)),
-    );
+    upstream.answer((request) => json(200, pet('1', `Cat of ${String(request.headers['api_key'])}`)));
     const served = await serve({ enabled: true, defaults: { getPetById: 30 } });
 
     const ann = await served.gql(PET_QUERY, {}, { api_key: 'key-of-ann' });
@@ -346,10 +346,13 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
   });
 
   it('keeps a bearer-protected list per caller with a default, but not on a bare max-age (RFC 9111 §3.5)', async () => {
-    let cacheControl: string | undefined;
+    const sent: { cacheControl?: string } = {};
     upstream.answer((request) => ({
       status: 200,
-      headers: { 'content-type': 'application/json', ...(cacheControl ? { 'cache-control': cacheControl } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(sent.cacheControl ? { 'cache-control': sent.cacheControl } : {}),
+      },
       body: JSON.stringify([pet('1', `Cat for ${String(request.headers['authorization'])}`)]),
     }));
     const served = await serve({ enabled: true, defaults: { findPetsByStatus: 30 } });
@@ -362,7 +365,7 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
     expect(bob.data).toEqual({ petsByStatus: [{ name: 'Cat for Bearer token-of-bob' }] });
     expect(upstream.requests).toHaveLength(2);
 
-    cacheControl = 'max-age=60';
+    sent.cacheControl = 'max-age=60';
     const other = 'query List { petsByStatus(status: [SOLD]) { name } }';
     await served.gql(other, {}, { authorization: 'Bearer token-of-ann' });
     await served.gql(other, {}, { authorization: 'Bearer token-of-ann' });
@@ -370,10 +373,16 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
   });
 
   it('reads UPSTREAM_CACHE as a list or a file, and refuses what it cannot use', () => {
-    expect(loadConfig([], { UPSTREAM_CACHE: 'getPetById:30s,getInventory:500ms,getOrderById:2m' }).upstreamCache).toEqual(
-      { enabled: true, defaults: { getPetById: 30, getInventory: 0.5, getOrderById: 120 } },
-    );
+    expect(
+      loadConfig([], { UPSTREAM_CACHE: 'getPetById:30s,getInventory:500ms,getOrderById:2m' }).upstreamCache,
+    ).toEqual({ enabled: true, defaults: { getPetById: 30, getInventory: 0.5, getOrderById: 120 } });
     expect(loadConfig([], { UPSTREAM_CACHE: 'on' }).upstreamCache).toEqual({ enabled: true, defaults: {} });
+    // The start-up banner shows it as it could be written, and not at all when off.
+    expect(changedSettings(loadConfig([], { UPSTREAM_CACHE: 'getPetById:30s' }))).toEqual([
+      'UPSTREAM_CACHE=getPetById:30s',
+    ]);
+    expect(changedSettings(loadConfig([], { UPSTREAM_CACHE: 'on' }))).toEqual(['UPSTREAM_CACHE=on']);
+    expect(changedSettings(loadConfig([], { UPSTREAM_CACHE: 'off' }))).toEqual([]);
     const file = join(mkdtempSync(join(tmpdir(), 'upstream-cache-')), 'defaults');
     writeFileSync(file, '# pets change rarely\ngetPetById:1h\nfindPetsByStatus: 10\n');
     expect(loadConfig([], { UPSTREAM_CACHE: file }).upstreamCache).toEqual({
@@ -428,9 +437,13 @@ describe('invalidation', () => {
     await until(() => gets().length === 1, 'the read to reach the upstream');
 
     holding = false;
-    const renamed = await served.gql('mutation Rename { updatePetWithForm(id: 1, name: "Tom") { name } }', {}, {
-      authorization: `Bearer ${BEARER}`,
-    });
+    const renamed = await served.gql(
+      'mutation Rename { updatePetWithForm(id: 1, name: "Tom") { name } }',
+      {},
+      {
+        authorization: `Bearer ${BEARER}`,
+      },
+    );
     held.release();
     await oldRead;
     const next = await served.gql(PET_QUERY);

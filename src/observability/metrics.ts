@@ -50,7 +50,11 @@ export type Metrics = {
    * `miss` (sent), `revalidated` (a conditional GET answered 304), `stale` (a stale answer served:
    * stale-while-revalidate or stale-if-error)
    */
-  observeUpstreamCache(service: UpstreamService, operation: string, result: 'hit' | 'miss' | 'revalidated' | 'stale'): void;
+  observeUpstreamCache(
+    service: UpstreamService,
+    operation: string,
+    result: 'hit' | 'miss' | 'revalidated' | 'stale',
+  ): void;
   /** counts one upstream call that joined an identical one in flight, as it joins */
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
   /** sets `upstream_circuit_state{service}` to the state an area's circuit has just entered */
@@ -259,7 +263,10 @@ class GatewayMetrics implements Metrics {
     for (const code of operation.errorCodes) errors.inc({ operation_name, code });
   }
 
-  observeUpstreamCall({ service, operation, method, shared, cached }: UpstreamCall, outcome: UpstreamCallOutcome): void {
+  observeUpstreamCall(
+    { service, operation, method, shared, cached }: UpstreamCall,
+    outcome: UpstreamCallOutcome,
+  ): void {
     // A joined call sent nothing: the call it joined is counted, timed and its retries counted
     // once. Nor did one the cache answered (counted in upstream_cache_total).
     if (shared || cached !== undefined) return;
@@ -278,7 +285,11 @@ class GatewayMetrics implements Metrics {
     if (outcome.failure === 'timeout') timeouts.inc({ service, operation });
   }
 
-  observeUpstreamCache(service: UpstreamService, operation: string, result: 'hit' | 'miss' | 'revalidated' | 'stale'): void {
+  observeUpstreamCache(
+    service: UpstreamService,
+    operation: string,
+    result: 'hit' | 'miss' | 'revalidated' | 'stale',
+  ): void {
     this.upstreamCache.inc({ service, operation, result });
   }
 

@@ -57,7 +57,7 @@ export function withStaleNotices(result: unknown, request: RequestRecord): unkno
     });
   }
   if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return result;
-  return noticed(result as ExecutionResult, request.upstream);
+  return noticed(result, request.upstream);
 }
 
 /**

@@ -87,7 +87,9 @@ export class RedisChangeFeed implements ChangeFeed {
     }
     if (this.#warned) return;
     this.#warned = true;
-    this.warn('upstream changes not shared with the other replicas (Redis unreachable): their caches may lag until it is back');
+    this.warn(
+      'upstream changes not shared with the other replicas (Redis unreachable): their caches may lag until it is back',
+    );
   }
 
   listen(listener: ChangeListener): () => void {

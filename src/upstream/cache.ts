@@ -195,7 +195,9 @@ export class UpstreamCache {
     if (response.raw === undefined) return;
     const headers = flat(response.raw.headers);
     let policy = new CachePolicy(plan.request, { status: response.status, headers }, { shared: true });
-    const defaultSeconds = Object.hasOwn(this.settings.defaults, operation) ? this.settings.defaults[operation] : undefined;
+    const defaultSeconds = Object.hasOwn(this.settings.defaults, operation)
+      ? this.settings.defaults[operation]
+      : undefined;
     if (defaultSeconds !== undefined && !saysFreshness(policy)) {
       // The operator's heuristic freshness, written as the upstream would have: s-maxage, which a
       // shared cache may apply to a call with Authorization (RFC 9111 §3.5).

@@ -435,19 +435,22 @@ class UpstreamCalls {
     const outcome = await cache.fetch(service, call, call.path + queryString(call.query), (sent) =>
       this.observed(sent),
     );
-    if (outcome.result !== undefined) this.options.onCache?.({ service, operation: call.operation, result: outcome.result });
+    if (outcome.result !== undefined)
+      this.options.onCache?.({ service, operation: call.operation, result: outcome.result });
     const { status, body } = outcome.response;
     if (outcome.served !== undefined) {
-      this.options.observer?.({
-        service,
-        operation: call.operation,
-        method: call.method,
-        scope: call.scope,
-        template: call.template ?? call.path,
-        batched: call.batched === true,
-        cached: outcome.served,
-        ageSeconds: outcome.ageSeconds,
-      })?.end({ status, retries: 0, durationMs: 0 });
+      this.options
+        .observer?.({
+          service,
+          operation: call.operation,
+          method: call.method,
+          scope: call.scope,
+          template: call.template ?? call.path,
+          batched: call.batched === true,
+          cached: outcome.served,
+          ageSeconds: outcome.ageSeconds,
+        })
+        ?.end({ status, retries: 0, durationMs: 0 });
     }
     // The text and headers the cache read stay here: callers get the decoded body only.
     return { status, body };

@@ -493,6 +493,15 @@ describe('invalidation by each write (the emulator)', () => {
     await stack.gql('mutation { updatePetWithForm(id: 1, name: "Renamed") { id } }', {}, ALL_CREDENTIALS);
     expect(await readAll()).toEqual(['/api/v3/pet/1', '/api/v3/pet/findByStatus', '/api/v3/store/inventory']);
 
+    const replaced = await stack.gql(
+      'mutation { updatePet(id: 1, input: { name: "Replaced", status: AVAILABLE }) { name } }',
+      {},
+      ALL_CREDENTIALS,
+    );
+    expect(replaced.data).toEqual({ updatePet: { name: 'Replaced' } });
+    expect(await readAll()).toEqual(['/api/v3/pet/1', '/api/v3/pet/findByStatus', '/api/v3/store/inventory']);
+    expect((await stack.gql(READS.pet, {}, ALL_CREDENTIALS)).data).toEqual({ pet: { name: 'Replaced' } });
+
     await stack.gql('mutation { placeOrder(input: { petId: 2, quantity: 1 }) { id } }', {}, ALL_CREDENTIALS);
     expect(await readAll()).toEqual(['/api/v3/store/inventory']);
 

@@ -93,13 +93,14 @@ function clientOptions(
   service: UpstreamService,
   observability: Observability,
   shared: SharedState | undefined,
-  cache: UpstreamCache | undefined,
+  { cache, changes }: { cache: UpstreamCache | undefined; changes: ChangeFeed },
 ): UpstreamClientOptions {
   const { logger, metrics } = observability;
   metrics?.observeCircuit(service, 'closed');
   return {
     ...upstreamClientOptions(config, service),
     cache,
+    changes,
     onCache: ({ operation, result }) => metrics?.observeUpstreamCache(service, operation, result),
     onRetry: ({ operation, retry, delayMs, reason, scope }) =>
       observability.lane.logging(scope?.request, () =>
@@ -253,8 +254,14 @@ function createUpstreams(
       )
     : undefined;
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
-  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability, shared, cache));
-  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared, cache));
+  const petstoreClient = createClient(
+    'petstore',
+    clientOptions(config, 'petstore', observability, shared, { cache, changes }),
+  );
+  const plantsClient = createClient(
+    'plants',
+    clientOptions(config, 'plants', observability, shared, { cache, changes }),
+  );
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({

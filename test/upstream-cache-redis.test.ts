@@ -11,7 +11,7 @@ import type { UpstreamChange } from '../src/upstream/changes.js';
 import { until } from './helpers/clock.js';
 import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { useRedis } from './helpers/redis.js';
-import { json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { hold, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './helpers/stack.js';
 
 const redis = useRedis();
@@ -163,6 +163,37 @@ describe('the upstream cache in Redis', () => {
 });
 
 describe('the change feed in Redis', () => {
+  it("keeps a read through A that starts after B's write from joining A's read in flight from before it", async () => {
+    petStore();
+    const [a, b] = await twoReplicas();
+    const script = upstream.requests;
+    const held = hold(json(200, { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' }));
+    let first = true;
+    const names = new Map<string, string>();
+    upstream.answer((request) => {
+      const url = new URL(request.url, upstream.url);
+      if (request.method === 'POST') names.set('1', url.searchParams.get('name') ?? '');
+      if (request.method === 'GET' && first) {
+        first = false;
+        return held.answer;
+      }
+      return json(200, { id: 1, name: names.get('1') ?? 'Cat 1', photoUrls: [], tags: [], status: 'available' });
+    });
+    const heard: UpstreamChange[] = [];
+    a.gateway.changes.listen((changes) => heard.push(...changes));
+
+    const before = a.gql(PET_QUERY);
+    await until(() => script.length === 1, 'the first read to reach the upstream');
+    await b.gql(RENAME, BEARER);
+    await until(() => heard.length > 0, 'replica A to hear the change');
+    const after = await a.gql(PET_QUERY);
+    held.release();
+
+    expect((await before).data).toEqual({ pet: { id: '1', name: 'Cat 1' } });
+    expect(after.data).toEqual({ pet: { id: '1', name: 'Tom' } });
+    expect(calls()).toEqual(['GET /api/v3/pet/1', 'POST /api/v3/pet/1?name=Tom', 'GET /api/v3/pet/1']);
+  });
+
   it("tells every replica's listeners, each change once", async () => {
     petStore();
     const [a, b] = await twoReplicas();
@@ -178,6 +209,22 @@ describe('the change feed in Redis', () => {
     const expected = [{ resource: 'pet', id: '1' }, { resource: 'inventory' }];
     expect(heard.b).toEqual(expected);
     expect(heard.a).toEqual(expected);
+  });
+
+  it('drops messages that are not changes it knows', async () => {
+    const [a] = await twoReplicas();
+    const heard: UpstreamChange[] = [];
+    a.gateway.changes.listen((changes) => heard.push(...changes));
+    const publish = (message: string) => redis.cli('PUBLISH', 'test-gateway:upstream-changes', message);
+
+    await publish('{not json');
+    await publish(JSON.stringify({ from: 'elsewhere', changes: [{ resource: 'pet' }] }));
+    await publish(JSON.stringify({ from: 'elsewhere', changes: [{ resource: 'garden', id: '1' }] }));
+    await publish(JSON.stringify({ changes: [{ resource: 'inventory' }] }));
+    await publish(JSON.stringify({ from: 'elsewhere', changes: [{ resource: 'order', id: '7' }] }));
+    await until(() => heard.length > 0, 'the well-formed change');
+
+    expect(heard).toEqual([{ resource: 'order', id: '7' }]);
   });
 
   it('does not hold a write up while Redis is away: the write is answered, and a warning logged once', async () => {

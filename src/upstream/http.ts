@@ -51,6 +51,7 @@ import {
 } from './failure.js';
 import { createInFlightCalls, type InFlightCalls, type Waiter } from './in-flight.js';
 import type { CacheResult, RawResponse, StaleServed, UpstreamCache } from './cache.js';
+import type { ChangeFeed, UpstreamChange } from './changes.js';
 
 /**
  * Options of one upstream client; the gateway takes each from its configuration (the setting named),
@@ -109,6 +110,11 @@ export type UpstreamClientOptions = {
   dedupe: boolean;
   /** the upstream cache (UPSTREAM_CACHE; src/upstream/cache.ts): GETs are looked up there first; without it, none is kept */
   cache?: UpstreamCache;
+  /**
+   * what writes changed, through this replica or (with REDIS_URL) another: the reads of a changed
+   * resource in flight take no more callers, as after a write through this client
+   */
+  changes?: ChangeFeed;
   /** called for each GET the cache looked at, with what it did (for metrics) */
   onCache?: (event: { service: UpstreamService; operation: string; result: CacheResult }) => void;
 };
@@ -359,6 +365,8 @@ class UpstreamCalls {
   private readonly inFlight: InFlightCalls<Sent, Progress> | undefined;
   private readonly circuit: AreaCircuit;
   private readonly gate: RetryAfterGate;
+  /** stops hearing the change feed */
+  private readonly stopHearing: () => void;
 
   constructor(service: UpstreamService, options: UpstreamClientOptions) {
     this.service = service;
@@ -390,6 +398,14 @@ class UpstreamCalls {
       onOpen: (ms) => options.news?.publish({ service, hold: 'circuit', ms }),
     });
     options.news?.subscribe((news) => this.heard(news));
+    // Another replica's write is not sent through this client: its reads in flight stop taking callers when it is told.
+    const inFlight = this.inFlight;
+    this.stopHearing =
+      inFlight === undefined || options.changes === undefined
+        ? () => undefined
+        : options.changes.listen((changes) => {
+            for (const change of changes) inFlight.seal(changeScope(change));
+          });
   }
 
   /** What another replica found: its circuit opened, or the area asked it for no calls. */
@@ -776,6 +792,7 @@ class UpstreamCalls {
   }
 
   close(): Promise<void> {
+    this.stopHearing();
     this.circuit.close();
     return this.pool.close();
   }
@@ -814,6 +831,11 @@ function sharingKey(call: UpstreamRequest): string | undefined {
  */
 function sharingScope(path: string): string {
   return `/${path.split('/')[1] ?? ''}`;
+}
+
+/** The {@link sharingScope} of the reads a change may make wrong. */
+function changeScope(change: UpstreamChange): string {
+  return change.resource === 'pet' ? '/pet' : change.resource === 'user' ? '/user' : '/store';
 }
 
 /** Whether a call is a conditional GET (the upstream cache's revalidation), to which a 304 is an answer. */

@@ -1061,6 +1061,7 @@ export function loadConfig(
 ): Config {
   const set = graphiqlChecked(readSettings(SETTINGS, argv, env), argv, env);
   checkUpstreams(set);
+  checkUpstreamCache(set);
   const {
     upstreamTimeoutMs,
     upstreamConnectTimeoutMs,
@@ -1114,6 +1115,18 @@ function graphiqlChecked(set: SettingsAsSet, argv: readonly string[], env: NodeJ
         'the documents of the manifest may be; unset GRAPHIQL',
     );
   return { ...set, graphiql: false };
+}
+
+/**
+ * Refuses the upstream cache in several worker processes without Redis: each worker would keep
+ * its own answers, and a write through one would not drop what the others kept.
+ */
+function checkUpstreamCache(set: Pick<SettingsAsSet, 'upstreamCache' | 'workers' | 'redisUrl'>): void {
+  if (!set.upstreamCache.enabled || set.redisUrl !== undefined || set.workers === 1) return;
+  throw new ConfigError(
+    `UPSTREAM_CACHE needs REDIS_URL when WORKERS is not 1 (it is ${String(set.workers)}): each worker would keep ` +
+      'its own answers, and a write through one would not drop what the others kept; set REDIS_URL, or WORKERS=1',
+  );
 }
 
 /** Refuses upstream URLs set by halves, and a start without upstreams where demo data must not be served. */

@@ -399,6 +399,12 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
     expect(() => loadConfig([], { UPSTREAM_CACHE: 'getPetById=30' })).toThrow(
       'UPSTREAM_CACHE must be on, off, or a list of operation:duration (e.g. getPetById:30s), got "getPetById=30"',
     );
+    // Workers without Redis would not hear each other's writes.
+    expect(() => loadConfig([], { UPSTREAM_CACHE: 'on', WORKERS: 'auto' })).toThrow(
+      'UPSTREAM_CACHE needs REDIS_URL when WORKERS is not 1 (it is auto): each worker would keep its own answers, ' +
+        'and a write through one would not drop what the others kept; set REDIS_URL, or WORKERS=1',
+    );
+    expect(loadConfig([], { UPSTREAM_CACHE: 'on', WORKERS: '4', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(4);
     expect(() => loadConfig([], { UPSTREAM_CACHE: '/nonexistent/upstream-cache' })).toThrow(
       'UPSTREAM_CACHE: cannot read /nonexistent/upstream-cache (ENOENT)',
     );

@@ -5,8 +5,12 @@
  * change feed tells each replica's listeners once; Redis holds no credential; and a write is
  * not held up when Redis is away.
  */
+import CachePolicy from 'http-cache-semantics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { createGateway, type Gateway } from '../src/gateway.js';
+import type { SharedRedis } from '../src/redis/index.js';
+import { redisUpstreamCacheStore } from '../src/redis/upstream-cache-store.js';
 import type { UpstreamChange } from '../src/upstream/changes.js';
 import { until } from './helpers/clock.js';
 import { captureLog, type CapturedLog } from './helpers/observed.js';
@@ -162,6 +166,46 @@ describe('the upstream cache in Redis', () => {
   });
 });
 
+describe('the upstream cache store in Redis', () => {
+  /** A connection whose commands fail (give their fallback, as with Redis away or too slow) while `failing` is set. */
+  function flakyConnection(client: Redis, state: { failing: boolean }): SharedRedis {
+    return {
+      keyPrefix: 'test-gateway:',
+      shownUrl: 'redis://127.0.0.1',
+      status: () => 'ready',
+      attempt: async (_operation, command, fallback) => (state.failing ? fallback : command(client)),
+      onReconnect: () => undefined,
+      subscribe: () => undefined,
+      settled: () => Promise.resolve('ready'),
+      ping: () => Promise.resolve({ ready: true, latencyMs: 0 }),
+      close: () => Promise.resolve(),
+    };
+  }
+
+  it('makes up for a bump it could not make: what was kept before is not served after', async () => {
+    const client = new Redis(redis.url);
+    try {
+      const state = { failing: false };
+      const store = redisUpstreamCacheStore(flakyConnection(client, state));
+      const keyAt = async () => `petstore GET /pet/1|${(await store.generations(['pet:1']))?.join('.')}`;
+      const kept = await keyAt();
+      await store.set(kept, { policy: keptPolicy(), text: 'Cat 1' }, 60_000);
+      expect((await store.get([await keyAt()]))?.text).toBe('Cat 1');
+
+      state.failing = true;
+      await store.bump(['pet:1']);
+      expect(await store.generations(['pet:1'])).toBeUndefined();
+      state.failing = false;
+
+      expect(await keyAt()).not.toBe(kept);
+      expect(await store.get([await keyAt()])).toBeUndefined();
+      expect((await store.get([kept]))?.text).toBe('Cat 1');
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
 describe('the change feed in Redis', () => {
   it("keeps a read through A that starts after B's write from joining A's read in flight from before it", async () => {
     petStore();
@@ -245,3 +289,12 @@ describe('the change feed in Redis', () => {
     await redis.start();
   });
 });
+
+/** A policy as the cache keeps one: an answer fresh for a minute. */
+function keptPolicy(): CachePolicy.CachePolicyObject {
+  return new CachePolicy(
+    { url: '/pet/1', method: 'GET', headers: {} },
+    { status: 200, headers: { 'cache-control': 'max-age=60' } },
+    { shared: true },
+  ).toObject();
+}

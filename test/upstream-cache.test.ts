@@ -7,6 +7,7 @@
  * GraphQL answer and what the upstream received. Ages move with a fake `Date`
  * (`vi.setSystemTime`), never by waiting.
  */
+import CachePolicy from 'http-cache-semantics';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { changedSettings, ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config.js';
 import { MemoryCacheStore } from '../src/upstream/cache-store.js';
@@ -531,7 +532,7 @@ describe('invalidation by each write (the emulator)', () => {
 describe('the memory store', () => {
   it('keeps at most its entries and bytes, dropping the least recently used', async () => {
     const store = new MemoryCacheStore({ maxEntries: 2, maxBytes: 100_000 });
-    const answer = (text: string) => ({ policy: { v: 1 } as never, text });
+    const answer = (text: string) => ({ policy: keptPolicy(), text });
     await store.set('a', answer('A'), 60_000);
     await store.set('b', answer('B'), 60_000);
     await store.get(['a']);
@@ -541,11 +542,24 @@ describe('the memory store', () => {
     expect((await store.get(['a']))?.text).toBe('A');
     expect((await store.get(['c']))?.text).toBe('C');
 
-    const small = new MemoryCacheStore({ maxEntries: 100, maxBytes: 150 });
+    const probe = new MemoryCacheStore({ maxEntries: 100, maxBytes: 1_000_000 });
+    await probe.set('a', answer('x'.repeat(40)), 60_000);
+    const oneEntry = probe.size.bytes;
+    // Room for one and a half entries: the second pushes the first out.
+    const small = new MemoryCacheStore({ maxEntries: 100, maxBytes: Math.floor(oneEntry * 1.5) });
     await small.set('a', answer('x'.repeat(40)), 60_000);
     await small.set('b', answer('y'.repeat(40)), 60_000);
-    expect(small.size.bytes).toBeLessThanOrEqual(150);
+    expect(small.size).toEqual({ entries: 1, bytes: oneEntry });
     expect(await small.get(['a'])).toBeUndefined();
     expect((await small.get(['b']))?.text).toBe('y'.repeat(40));
   });
 });
+
+/** A policy as the cache keeps one: an answer fresh for a minute. */
+function keptPolicy(): CachePolicy.CachePolicyObject {
+  return new CachePolicy(
+    { url: '/pet/1', method: 'GET', headers: {} },
+    { status: 200, headers: { 'cache-control': 'max-age=60' } },
+    { shared: true },
+  ).toObject();
+}

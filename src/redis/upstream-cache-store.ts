@@ -8,7 +8,7 @@
  * path and query, the credential fingerprint when it is not public, the generations), so no key
  * shows a path or a fingerprint. `upstream-cache:gen:<tag>` is the generation of one resource
  * (`pet:1`, `pet-lists`, …), INCR'd by a change; `upstream-cache:gen:*` is folded into every
- * key, and bumped when Redis comes back after a bump could not be made, so that no answer made
+ * key, and bumped by the first read that reaches Redis after a bump could not be made, so that no answer made
  * stale meanwhile is served. Generation keys do not expire: one per resource ever written, a few
  * bytes each.
  *
@@ -37,22 +37,23 @@ export function redisUpstreamCacheStore(redis: SharedRedis): UpstreamCacheStore 
   const answer = (key: string) =>
     `${redis.keyPrefix}upstream-cache:answer:${createHash('sha256').update(key).digest('base64url')}`;
   const EPOCH = '*';
+  // A bump that could not be made (Redis away, or too slow) is made up for by the next read
+  // that reaches Redis, before it reads: the epoch every key carries moves on, and everything
+  // kept before is unreachable. Until then, reads find nothing (the cache is bypassed).
   let bumpMissed = false;
-  redis.onReconnect(() => {
-    if (!bumpMissed) return;
-    void redis
-      .attempt('upstream-cache.bump', (client) => client.incr(generation(EPOCH)), undefined)
-      .then((done) => {
-        if (done !== undefined) bumpMissed = false;
-      });
-  });
 
   return {
     shared: true,
     async generations(tags) {
       const found = await redis.attempt(
         'upstream-cache.get',
-        (client) => client.mget(generation(EPOCH), ...tags.map(generation)),
+        async (client) => {
+          if (bumpMissed) {
+            await client.incr(generation(EPOCH));
+            bumpMissed = false;
+          }
+          return client.mget(generation(EPOCH), ...tags.map(generation));
+        },
         undefined,
       );
       return found?.map((value) => Number(value ?? 0));

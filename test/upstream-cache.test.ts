@@ -313,6 +313,35 @@ describe('stale answers', () => {
   });
 });
 
+describe('stale-if-error without an answer', () => {
+  it('serves the last good answer when the upstream resets the connection, and counts it stale', async () => {
+    fakeClock({ date: true });
+    let down = false;
+    petStore(
+      () => ({ 'cache-control': 'max-age=10, stale-if-error=60' }),
+      () => (down ? { reset: true } : undefined),
+    );
+    const served = await serve();
+    await served.gql(PET_QUERY);
+    down = true;
+    later(15);
+
+    const answer = await served.gql(PET_QUERY, {}, EXPLAIN);
+
+    expect(answer.data).toEqual({ pet: { id: '1', name: 'Cat 1' } });
+    expect(answer.errors).toBeUndefined();
+    expect(answer.extensions?.['upstreamCache']).toEqual([
+      { operation: 'getPetById', path: '/pet/{petId}', served: 'stale-if-error', ageSeconds: 15 },
+    ]);
+    // The failed call, then the cache's answer in its place.
+    expect(answer.extensions?.['upstream']).toMatchObject([
+      { operation: 'getPetById', failure: 'unavailable', cached: false },
+      { operation: 'getPetById', status: 200, cached: true },
+    ]);
+    expect(await cacheCounts(served)).toEqual({ 'getPetById miss': 1, 'getPetById stale': 1 });
+  });
+});
+
 describe('per-operation defaults (for upstreams that send no caching headers)', () => {
   it('keeps an operation named in UPSTREAM_CACHE that long, and no other', async () => {
     fakeClock({ date: true });

@@ -342,6 +342,35 @@ describe('stale-if-error without an answer', () => {
   });
 });
 
+describe('extensions.upstreamCache on a request yoga serves (a POST of application/graphql)', () => {
+  it('says a stale answer was served, as the lane does', async () => {
+    fakeClock({ date: true });
+    let down = false;
+    petStore(
+      () => ({ 'cache-control': 'max-age=10, stale-if-error=60' }),
+      () => (down ? json(502, { message: 'bad gateway' }) : undefined),
+    );
+    const served = await serve();
+    await served.gql(PET_QUERY);
+    down = true;
+    later(12);
+
+    const response = await fetch(served.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/graphql', accept: 'application/graphql-response+json' },
+      body: PET_QUERY,
+    });
+    const answer = (await response.json()) as Record<string, unknown>;
+
+    expect(answer).toEqual({
+      data: { pet: { id: '1', name: 'Cat 1' } },
+      extensions: {
+        upstreamCache: [{ operation: 'getPetById', path: '/pet/{petId}', served: 'stale-if-error', ageSeconds: 12 }],
+      },
+    });
+  });
+});
+
 describe('per-operation defaults (for upstreams that send no caching headers)', () => {
   it('keeps an operation named in UPSTREAM_CACHE that long, and no other', async () => {
     fakeClock({ date: true });

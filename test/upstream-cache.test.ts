@@ -10,7 +10,10 @@
 import CachePolicy from 'http-cache-semantics';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { changedSettings, ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config.js';
+import { UpstreamCache, type RawResponse } from '../src/upstream/cache.js';
 import { MemoryCacheStore } from '../src/upstream/cache-store.js';
+import { LocalChangeFeed } from '../src/upstream/changes.js';
+import type { UpstreamRequest } from '../src/upstream/http.js';
 import { fakeClock, until } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import {
@@ -610,6 +613,34 @@ describe('the memory store', () => {
     expect(small.size).toEqual({ entries: 1, bytes: oneEntry });
     expect(await small.get(['a'])).toBeUndefined();
     expect((await small.get(['b']))?.text).toBe('y'.repeat(40));
+  });
+});
+
+describe('a kept answer that cannot be read', () => {
+  it('is taken for a miss: the call is sent, and its answer replaces it', async () => {
+    const store = new MemoryCacheStore({ maxEntries: 10, maxBytes: 1_000_000 });
+    const cache = new UpstreamCache(store, { defaults: {} }, new LocalChangeFeed());
+    const headers = { 'content-type': 'application/json', 'cache-control': 'max-age=60' };
+    const damaged = new CachePolicy(
+      { url: '/pet/1', method: 'GET', headers: {} },
+      { status: 200, headers },
+      { shared: true },
+    ).toObject();
+    // The key of an uncredentialed GET /pet/1 before any change: area, method, path, generation 0 of pet:1.
+    await store.set('petstore GET /pet/1|0', { policy: damaged, text: '{"id": 1, "name": "Cat' }, 60_000);
+    const sent: UpstreamRequest[] = [];
+    const send = (call: UpstreamRequest): Promise<RawResponse> => {
+      sent.push(call);
+      return Promise.resolve({ status: 200, body: { id: 1 }, raw: { headers, text: '{"id": 1}' } });
+    };
+    const call: UpstreamRequest = { operation: 'getPetById', method: 'GET', path: '/pet/1', template: '/pet/{petId}' };
+
+    const first = await cache.fetch('petstore', call, '/pet/1', send);
+    const second = await cache.fetch('petstore', call, '/pet/1', send);
+
+    expect(first).toMatchObject({ result: 'miss', response: { status: 200, body: { id: 1 } } });
+    expect(second).toMatchObject({ result: 'hit', served: 'fresh', response: { body: { id: 1 } } });
+    expect(sent).toHaveLength(1);
   });
 });
 

@@ -117,10 +117,29 @@ export class UpstreamCache {
     const generations = numbers.join('.');
     const keys = { own: `${plan.own}|${generations}`, open: `${plan.open}|${generations}` };
     const stored = await this.store.get(plan.credentialed ? [keys.own, keys.open] : [keys.open]);
-    if (stored === undefined) {
-      return { response: await this.fill(plan, keys, call, send), result: 'miss' };
+    try {
+      if (stored !== undefined) return await this.answer(plan, keys, call, send, stored);
+    } catch (error) {
+      // A kept answer that cannot be read (a damaged entry in a shared store) is a miss, not a failure.
+      if (!(error instanceof UnreadableAnswer)) throw error;
     }
-    const policy = CachePolicy.fromObject(stored.policy);
+    return { response: await this.fill(plan, keys, call, send), result: 'miss' };
+  }
+
+  /** The answer to a call with a kept answer: fresh, stale while it is refreshed, or revalidated. */
+  private answer(
+    plan: Plan,
+    keys: { own: string; open: string },
+    call: UpstreamRequest,
+    send: Send,
+    stored: StoredAnswer,
+  ): CacheOutcome | Promise<CacheOutcome> {
+    let policy: CachePolicy;
+    try {
+      policy = CachePolicy.fromObject(stored.policy);
+    } catch {
+      throw new UnreadableAnswer();
+    }
     const { revalidation } = policy.evaluateRequest(plan.request);
     if (revalidation === undefined) return served(stored, policy, 'fresh', 'hit');
     if (!revalidation.synchronous) {
@@ -248,6 +267,9 @@ function planOf(service: UpstreamService, call: UpstreamRequest, target: string)
   };
 }
 
+/** A kept answer whose policy or body cannot be read. */
+class UnreadableAnswer extends Error {}
+
 /** A kept answer served: its body decoded by its Content-Type, its age in whole seconds. */
 function served(
   stored: StoredAnswer,
@@ -256,7 +278,12 @@ function served(
   result: CacheResult,
 ): CacheOutcome {
   const contentType = policy.responseHeaders()['content-type'];
-  const body = decodeByContentType(stored.text, typeof contentType === 'string' ? contentType : undefined);
+  let body: unknown;
+  try {
+    body = decodeByContentType(stored.text, typeof contentType === 'string' ? contentType : undefined);
+  } catch {
+    throw new UnreadableAnswer();
+  }
   return { response: { status: stored.policy.st, body }, result, served: how, ageSeconds: Math.floor(policy.age()) };
 }
 

@@ -79,6 +79,15 @@ export type SamePetRun = {
   seconds: number;
 };
 
+/** The mixed workload (issue 23): 80% reads of 100 pets, 20% renames, at 5 ms upstream, with the upstream cache off and on. */
+export type MixedRun = {
+  contender: string;
+  answered: number;
+  upstreamCalls: number;
+  failures: number;
+  seconds: number;
+};
+
 /** One process of a gateway's tree and its peak resident set size over its life (VmHWM). */
 export type ProcessPeak = { role: 'primary' | 'worker'; bytes: number };
 
@@ -108,6 +117,8 @@ export type ResultsInput = {
   startup: StartupRun[];
   calls: CallCount[];
   samePet: SamePetRun[];
+  /** the mixed workload's runs (issue 23); empty when it was not run */
+  mixed: MixedRun[];
   measurements: Measurement[];
   singleClient: SingleClient[];
   steady: SteadyRun | undefined;
@@ -295,6 +306,24 @@ function renderHardened(input: ResultsInput, find: Find, push: (...lines: string
     '',
   );
   if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
+}
+
+/** The mixed workload's table: answers per second and upstream calls, the upstream cache off and on. */
+function renderMixed(input: ResultsInput, push: (...lines: string[]) => number): void {
+  if (input.mixed.length === 0) return;
+  push(
+    '## Mixed workload: 80% reads of 100 pets, 20% updates, 5 ms upstream',
+    '',
+    `Each of 10 connections sends the same cycle of 125 operations (100 \`pet(id)\` reads, one of each pet 1–100, and 25 \`updatePetWithForm\` renames of pets just read) for ${input.plan.samePetSeconds} s, after a ${input.plan.warmupSeconds} s warm-up, to a gateway with WORKERS=1 in front of an emulator with 5 ms latency that records its requests. With the upstream cache on (\`UPSTREAM_CACHE=getPetById:30s\`), a rename drops the renamed pet's kept answer before it is answered.`,
+    '',
+    '| Contender | Answered | req/s | Upstream calls | Calls per answer | Failed |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...input.mixed.map(
+      (run) =>
+        `| ${run.contender} | ${run.answered} | ${(run.answered / Math.max(0.001, run.seconds)).toFixed(0)} | ${run.upstreamCalls} | ${(run.upstreamCalls / Math.max(1, run.answered)).toFixed(3)} | ${run.failures} |`,
+    ),
+    '',
+  );
 }
 
 export function renderResults(input: ResultsInput): string {
@@ -544,6 +573,8 @@ export function renderResults(input: ResultsInput): string {
       '',
     );
   }
+
+  renderMixed(input, push);
 
   if (input.singleClient.length > 0) {
     push(

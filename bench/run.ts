@@ -2,7 +2,8 @@
  * `npm run bench`: the compiled gateway against direct REST calls and against the framework
  * ceiling, scenario by scenario, at two upstream latencies and two concurrencies, with
  * contenders alternating run by run so that machine drift cancels out; then the issue's other
- * measures (start to first answer, idle memory, shared in-flight calls). Writes `bench/RESULTS.md`.
+ * measures (start to first answer, idle memory, shared in-flight calls, the mixed workload with the
+ * upstream cache off and on). Writes `bench/RESULTS.md`.
  *
  *   npm run bench                  full run (about 14 minutes)
  *   npm run bench -- --quick       about 2 minutes, for development (written to bench/.out/RESULTS.quick.md):
@@ -48,13 +49,21 @@ import {
   type CallCount,
   type Measurement,
   type ProcessPeak,
+  type MixedRun,
   type ResultsInput,
   type SamePetRun,
   type SingleClient,
   type StartupRun,
   type SteadyRun,
 } from './report.js';
-import { CREDENTIAL_HEADERS, SCENARIOS, seedUpstream, type Scenario } from './scenarios.js';
+import {
+  CREDENTIAL_HEADERS,
+  mixedWorkload,
+  SCENARIOS,
+  seedMixedPets,
+  seedUpstream,
+  type Scenario,
+} from './scenarios.js';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -544,6 +553,72 @@ async function samePet(): Promise<SamePetRun[]> {
   }
 }
 
+/** The mixed workload's gateways: the upstream cache off (the default), and on with a default for pet reads. */
+const MIXED_CONTENDERS: readonly { label: string; env: Record<string, string> }[] = [
+  { label: 'gateway WORKERS=1, UPSTREAM_CACHE=off', env: { WORKERS: '1' } },
+  {
+    label: 'gateway WORKERS=1, UPSTREAM_CACHE=getPetById:30s',
+    env: { WORKERS: '1', UPSTREAM_CACHE: 'getPetById:30s' },
+  },
+];
+
+/** Each operation of the mixed workload's cycle answers without errors, before anything is measured. */
+async function checkMixed(targets: readonly Target[]): Promise<void> {
+  for (const target of targets) {
+    const response = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body });
+    const answer = (await response.json()) as { errors?: unknown[] };
+    if (!response.ok || answer.errors !== undefined)
+      throw new Error(`mixed workload: ${target.body ?? ''} answered ${response.status} ${JSON.stringify(answer)}`);
+  }
+}
+
+/**
+ * Issue 23's mixed workload: 80% reads of 100 pets and 20% renames (`mixedWorkload`), on 10
+ * connections, each gateway in front of a recording emulator with 5 ms latency; answers per
+ * second and upstream calls over the run, the upstream cache off and on.
+ */
+async function mixed(): Promise<MixedRun[]> {
+  console.log(`mixed workload (80% reads of 100 pets, 20% updates), 5 ms upstream, ${PLAN.samePetSeconds} s each`);
+  const emulator = await startEmulator({ latencyMs: 5, recordRequests: true });
+  const children: Child[] = [];
+  try {
+    await seedUpstream(emulator.petstoreUrl);
+    await seedMixedPets(emulator.petstoreUrl);
+    const env = { ...PRODUCTION_ENV, PETSTORE_URL: emulator.petstoreUrl, PLANTS_URL: emulator.plantsUrl };
+    const out: MixedRun[] = [];
+    for (const contender of MIXED_CONTENDERS) {
+      const gateway = await startGateway(`mixed ${contender.label}`, { ...env, ...contender.env });
+      children.push(gateway);
+      const targets: Target[] = mixedWorkload().map((each) => ({
+        url: gateway.url,
+        method: 'POST',
+        headers: GRAPHQL_HEADERS,
+        body: each.body,
+      }));
+      await checkMixed(targets);
+      await runLoad(targets, { connections: 10, seconds: PLAN.warmupSeconds });
+      emulator.clearRequests();
+      const result = await runLoad(targets, { connections: 10, seconds: PLAN.samePetSeconds });
+      const run: MixedRun = {
+        contender: contender.label,
+        answered: result.requests,
+        upstreamCalls: emulator.requests.length,
+        failures: result.failures,
+        seconds: result.seconds,
+      };
+      emulator.clearRequests();
+      console.log(
+        `  ${contender.label.padEnd(50)} ${(run.answered / run.seconds).toFixed(0)} req/s, ${run.upstreamCalls} upstream calls for ${run.answered} answers`,
+      );
+      out.push(run);
+    }
+    return out;
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await emulator.close();
+  }
+}
+
 /**
  * Start to first answer and idle memory, with WORKERS=1 and WORKERS=auto, `PLAN.starts` times
  * each (alternating): the time from the spawn of `node … dist/main.js` until the first answer
@@ -788,6 +863,7 @@ async function main(): Promise<void> {
       startup: [],
       calls: ONLY === undefined ? await countCalls() : [],
       samePet: ONLY === undefined ? await samePet() : [],
+      mixed: ONLY === undefined ? await mixed() : [],
       measurements: [],
       singleClient: [],
       steady: undefined,

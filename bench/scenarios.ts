@@ -161,3 +161,50 @@ export async function seedUpstream(petstoreUrl: string): Promise<void> {
     });
   }
 }
+
+/** Pets the mixed workload reads and renames (issue 23): 1–100, of which 51–100 it adds itself. */
+export const MIXED_PETS = 100;
+
+/**
+ * The mixed workload's cycle, which every connection sends in turn: 125 GraphQL bodies, 100 reads
+ * (one of each pet 1–100, spread by a stride prime to 100) and 25 renames (20%), each after four
+ * reads, of the pet read two places before it, so that its next read finds its kept answer dropped.
+ * A rename gives the name the pet already has: the data stays the same run after run.
+ */
+export function mixedWorkload(): { body: string; update: boolean }[] {
+  const cycle: { body: string; update: boolean }[] = [];
+  const reads: number[] = [];
+  for (let read = 0; read < MIXED_PETS; read += 1) {
+    const id = ((read * 37) % MIXED_PETS) + 1;
+    reads.push(id);
+    cycle.push({ update: false, body: body(`query Pet { pet(id: ${id}) { id name status } }`) });
+    if (read % 4 !== 3) continue;
+    const renamed = reads[reads.length - 2] ?? id;
+    cycle.push({
+      update: true,
+      body: body(`mutation Rename { updatePetWithForm(id: ${renamed}, name: "${mixedPetName(renamed)}") { id } }`),
+    });
+  }
+  return cycle;
+}
+
+/** The name of pet `id` in the mixed workload: the emulator's seed for 1–10, the bench's for the others. */
+function mixedPetName(id: number): string {
+  return id <= 10 ? `Cat ${id}` : `Pet ${id}`;
+}
+
+/** Adds pets 51–100 (after {@link seedUpstream}'s), for the mixed workload's own upstream. */
+export async function seedMixedPets(petstoreUrl: string): Promise<void> {
+  for (let id = 51; id <= MIXED_PETS; id += 1) {
+    const response = await fetch(`${petstoreUrl}/pet`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: CREDENTIAL_HEADERS.authorization,
+      },
+      body: JSON.stringify({ id, name: mixedPetName(id), photoUrls: [], tags: [], status: 'available' }),
+    });
+    if (!response.ok) throw new Error(`seeding pet ${id} failed: ${response.status} ${await response.text()}`);
+  }
+}

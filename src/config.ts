@@ -3,7 +3,9 @@
  * one frozen, typed object and validated at start. This is the only module that reads
  * `process.env`; a bad value stops the start with a message naming the setting.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { CACHEABLE_OPERATIONS } from './upstream/cache-resources.js';
 import type { BodyFormat } from './upstream/codec.js';
 import type { UpstreamClientOptions } from './upstream/http.js';
 import type { UpstreamService } from './upstream/failure.js';
@@ -116,6 +118,51 @@ const ttlPerType = (raw: string, env: string): readonly string[] =>
       return entry;
     });
 
+/** UPSTREAM_CACHE as read: whether the upstream cache is on, and its per-operation freshness in seconds. */
+export type UpstreamCacheSetting = Readonly<{ enabled: boolean; defaults: Readonly<Record<string, number>> }>;
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+
+/** `getPetById:30s`: an operation that may be cached and a duration (ms, s, m or h; a bare number is seconds). */
+function cacheDefault(entry: string, env: string): [string, number] {
+  const match = /^(\w+)\s*:\s*(\d+)(ms|s|m|h)?$/.exec(entry);
+  if (match === null)
+    throw new ConfigError(
+      `${env} must be on, off, or a list of operation:duration (e.g. getPetById:30s), got "${entry}"`,
+    );
+  const [, operation = '', amount = '0', unit = 's'] = match;
+  if (!CACHEABLE_OPERATIONS.includes(operation))
+    throw new ConfigError(
+      `${env}: "${operation}" is not a cacheable operation (one of ${CACHEABLE_OPERATIONS.join(', ')})`,
+    );
+  return [operation, Number(amount) * (DURATION_UNITS[unit] ?? 1)];
+}
+
+/**
+ * `off`, `on` (follow the upstream's headers), `getPetById:30s,getInventory:5s` (on, with those
+ * defaults), or the path of a file (starting with `/` or `.`) holding such a list, one entry
+ * per line or comma-separated, `#` starting a comment.
+ */
+const upstreamCache = (raw: string, env: string): UpstreamCacheSetting => {
+  const value = raw.trim();
+  if (value.toLowerCase() === 'off') return Object.freeze({ enabled: false, defaults: Object.freeze({}) });
+  if (value.toLowerCase() === 'on') return Object.freeze({ enabled: true, defaults: Object.freeze({}) });
+  let list = value;
+  if (value.startsWith('/') || value.startsWith('.')) {
+    try {
+      list = readFileSync(value, 'utf8').replace(/#.*$/gm, '');
+    } catch (error) {
+      throw new ConfigError(`${env}: cannot read ${value} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  const entries = list
+    .split(/[,\n]/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => cacheDefault(entry, env));
+  return Object.freeze({ enabled: true, defaults: Object.freeze(Object.fromEntries(entries)) });
+};
+
 /** `*` or a comma-separated list of origins (`https://app.example.com`: scheme, host, port; no path). */
 const origins = (raw: string, env: string): readonly string[] => {
   const list = raw
@@ -219,6 +266,36 @@ export const SETTINGS = [
     details:
       'the share of successful JSON upstream answers checked against the response schema of their operation in `schema/*.openapi.yaml`, from 0 (off) to 1. A mismatch never changes the answer: it is counted in `upstream_contract_mismatches_total{service,operation,path}` and logged once per operation and path. An answer not picked costs one random number; see [Upstream safety](upstream-safety.md#run-time-sampling-upstream_contract_sample)',
     parse: ratio,
+  },
+  {
+    key: 'upstreamCache',
+    env: 'UPSTREAM_CACHE',
+    default: 'off',
+    description:
+      'the upstream cache of pet store GETs, per REST resource and credential, as HTTP caching headers allow: off, on, ' +
+      'or per-operation freshness for answers without caching headers (getPetById:30s,getInventory:5s, or a file of them)',
+    details:
+      "the upstream cache: pet store `GET` answers kept per REST resource and per caller credential (a fingerprint), as the upstream's caching headers allow (RFC 9111: `Cache-Control`, `Expires`, `Vary`, validators, `stale-while-revalidate`, `stale-if-error`), and dropped when a write through the gateway changes them. `off`; `on` (the headers only); or `operation:duration,…` (e.g. `getPetById:30s,getInventory:5s`; `ms`, `s`, `m`, `h`), which also gives answers that say nothing of their freshness (the reference pet store sends no caching headers) that long; or the path of a file (starting with `/` or `.`) holding such a list. See [Upstream cache](upstream-cache.md)",
+    parse: upstreamCache,
+  },
+  {
+    key: 'upstreamCacheMaxEntries',
+    env: 'UPSTREAM_CACHE_MAX_ENTRIES',
+    default: '10000',
+    description:
+      'most answers the upstream cache keeps in this process (without REDIS_URL); least recently used go first',
+    details:
+      'most answers the upstream cache keeps in one process (least recently used go first). With `REDIS_URL` they are kept in Redis instead, each with its own expiry',
+    parse: integer(1, 10_000_000),
+  },
+  {
+    key: 'upstreamCacheMaxBytes',
+    env: 'UPSTREAM_CACHE_MAX_BYTES',
+    default: '67108864',
+    description: 'most memory the upstream cache keeps in this process, in bytes (without REDIS_URL)',
+    details:
+      "most memory one process's upstream cache uses for its answers, in bytes (their text counted twice, as V8 may hold it); least recently used go first",
+    parse: integer(1024, 17_179_869_184),
   },
   {
     key: 'petstoreBodyFormat',
@@ -994,6 +1071,7 @@ export function loadConfig(
 ): Config {
   const set = graphiqlChecked(readSettings(SETTINGS, argv, env), argv, env);
   checkUpstreams(set);
+  checkUpstreamCache(set);
   const {
     upstreamTimeoutMs,
     upstreamConnectTimeoutMs,
@@ -1049,6 +1127,18 @@ function graphiqlChecked(set: SettingsAsSet, argv: readonly string[], env: NodeJ
   return { ...set, graphiql: false };
 }
 
+/**
+ * Refuses the upstream cache in several worker processes without Redis: each worker would keep
+ * its own answers, and a write through one would not drop what the others kept.
+ */
+function checkUpstreamCache(set: Pick<SettingsAsSet, 'upstreamCache' | 'workers' | 'redisUrl'>): void {
+  if (!set.upstreamCache.enabled || set.redisUrl !== undefined || set.workers === 1) return;
+  throw new ConfigError(
+    `UPSTREAM_CACHE needs REDIS_URL when WORKERS is not 1 (it is ${String(set.workers)}): each worker would keep ` +
+      'its own answers, and a write through one would not drop what the others kept; set REDIS_URL, or WORKERS=1',
+  );
+}
+
 /** Refuses upstream URLs set by halves, and a start without upstreams where demo data must not be served. */
 function checkUpstreams(set: Pick<SettingsAsSet, 'emulator' | 'petstoreUrl' | 'plantsUrl' | 'nodeEnv'>): void {
   if (set.emulator === true) return;
@@ -1082,10 +1172,25 @@ export function changedSettings(config: Config): string[] {
     const defaultText =
       set.nodeEnv === 'production' && 'productionDefault' in setting ? setting.productionDefault : setting.default;
     const defaultValue = defaultText === undefined ? undefined : setting.parse(defaultText, setting.env);
-    if (value === defaultValue) return [];
-    const shown = typeof value === 'string' && setting.key.endsWith('Url') ? redactUrl(value) : String(value);
+    if (value === defaultValue || (isUpstreamCache(value) && !value.enabled && defaultText === 'off')) return [];
+    const shown =
+      typeof value === 'string' && setting.key.endsWith('Url')
+        ? redactUrl(value)
+        : isUpstreamCache(value)
+          ? upstreamCacheText(value)
+          : String(value);
     return [`${setting.env}=${shown}`];
   });
+}
+
+function isUpstreamCache(value: unknown): value is UpstreamCacheSetting {
+  return typeof value === 'object' && value !== null && 'enabled' in value && 'defaults' in value;
+}
+
+/** UPSTREAM_CACHE as it could be written: `off`, `on`, or its defaults (`getPetById:30s`). */
+function upstreamCacheText(value: UpstreamCacheSetting): string {
+  const defaults = Object.entries(value.defaults).map(([operation, seconds]) => `${operation}:${seconds}s`);
+  return !value.enabled ? 'off' : defaults.length === 0 ? 'on' : defaults.join(',');
 }
 
 /** A URL without user info, safe to print. */

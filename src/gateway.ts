@@ -16,6 +16,7 @@ import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/la
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
 import { useIncrementalDelivery } from './plugins/incremental-delivery.js';
+import { useUpstreamCacheNotice } from './plugins/upstream-cache-notice.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
@@ -31,6 +32,8 @@ import { useStreamingUploads } from './plugins/uploads.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamPool } from './upstream/http.js';
 import { type UpstreamService } from './upstream/failure.js';
 import { LocalChangeFeed, type ChangeFeed } from './upstream/changes.js';
+import { UpstreamCache } from './upstream/cache.js';
+import { MemoryCacheStore } from './upstream/cache-store.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 
@@ -93,11 +96,15 @@ function clientOptions(
   service: UpstreamService,
   observability: Observability,
   shared: SharedState | undefined,
+  { cache, changes }: { cache: UpstreamCache | undefined; changes: ChangeFeed },
 ): UpstreamClientOptions {
   const { logger, metrics } = observability;
   metrics?.observeCircuit(service, 'closed');
   return {
     ...upstreamClientOptions(config, service),
+    cache,
+    changes,
+    onCache: ({ operation, result }) => metrics?.observeUpstreamCache(service, operation, result),
     onRetry: ({ operation, retry, delayMs, reason, scope }) =>
       observability.lane.logging(scope?.request, () =>
         logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
@@ -158,6 +165,8 @@ type GatewayUpstreams = {
   upstreamsFor: (budget: UpstreamCallBudget, scope?: RequestScope) => Upstreams;
   /** what writes changed (src/upstream/changes.ts) */
   changes: ChangeFeed;
+  /** the upstream cache, when UPSTREAM_CACHE is on */
+  cache: UpstreamCache | undefined;
 };
 
 /** What the gateway's yoga and its lane are built from, once the configuration has passed its checks. */
@@ -188,6 +197,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     redis: shared?.redis,
     changes: upstreams.changes,
     close: async () => {
+      upstreams.cache?.close();
       await Promise.all([
         upstreams.petstore.close(),
         upstreams.plants.close(),
@@ -233,9 +243,28 @@ function createUpstreams(
   observability: Observability,
   shared: SharedState | undefined,
 ): GatewayUpstreams {
+  const { logger } = observability;
+  // Writes tell what they changed here, before their answer is sent; with REDIS_URL, every replica hears it.
+  const local = new LocalChangeFeed((error) => logger.error(error));
+  const changes = shared?.changeFeed(local, (message) => logger.warn(message)) ?? local;
+  // The upstream cache (UPSTREAM_CACHE, off by default): in Redis with REDIS_URL, else in this process.
+  const cache = config.upstreamCache.enabled
+    ? new UpstreamCache(
+        shared?.upstreamCacheStore() ??
+          new MemoryCacheStore({ maxEntries: config.upstreamCacheMaxEntries, maxBytes: config.upstreamCacheMaxBytes }),
+        { defaults: config.upstreamCache.defaults },
+        changes,
+      )
+    : undefined;
   const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
-  const petstoreClient = createClient('petstore', clientOptions(config, 'petstore', observability, shared));
-  const plantsClient = createClient('plants', clientOptions(config, 'plants', observability, shared));
+  const petstoreClient = createClient(
+    'petstore',
+    clientOptions(config, 'petstore', observability, shared, { cache, changes }),
+  );
+  const plantsClient = createClient(
+    'plants',
+    clientOptions(config, 'plants', observability, shared, { cache, changes }),
+  );
   // A sample of the answers is checked against the documents (UPSTREAM_CONTRACT_SAMPLE; src/contract/sampling.ts).
   const sampler = new ContractSampler({
     fraction: config.upstreamContractSample,
@@ -245,8 +274,6 @@ function createUpstreams(
   const [petstore, plants] = [sampler.wrap(petstoreClient), sampler.wrap(plantsClient)];
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
-  // Writes tell what they changed here, before their answer is sent.
-  const changes = new LocalChangeFeed((error) => observability.logger.error(error));
   const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
     petstore: createPetstoreApi(budget.limit(petstore, scope), {
       bodyFormat: config.petstoreBodyFormat,
@@ -255,7 +282,7 @@ function createUpstreams(
     }),
     plants: createPlantsApi(budget.limit(plants, scope)),
   });
-  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes };
+  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes, cache };
 }
 
 /** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */
@@ -337,6 +364,8 @@ function gatewayPlugins(
     // `x-gateway-explain: 1` gets extensions.upstream (EXPLAIN; src/plugins/explain.ts): after the
     // response cache has kept the result, before the observer logs it.
     ...(config.explain ? [useExplain(observability.lane.scopes)] : []),
+    // extensions.upstreamCache when part of an answer was served stale (src/plugins/upstream-cache-notice.ts).
+    ...(config.upstreamCache.enabled ? [useUpstreamCacheNotice(observability.lane.scopes)] : []),
     // Last: it logs and counts results and responses as they leave, every error with its final
     // code; its instrumentation still wraps the whole request, refused ones included. Then
     // /metrics and /readiness, the latter asked through each area's own pool.

@@ -45,6 +45,9 @@ describe('loadConfig', () => {
       workers: 1,
       upstreamDedupe: true,
       upstreamContractSample: 0.01,
+      upstreamCache: { enabled: false, defaults: {} },
+      upstreamCacheMaxEntries: 10000,
+      upstreamCacheMaxBytes: 67108864,
       petstoreBodyFormat: 'json',
       petstoreAccept: 'json',
       upstreamTimeouts: {
@@ -162,6 +165,9 @@ describe('loadConfig', () => {
     ['WORKERS', '3', 'workers', 3],
     ['UPSTREAM_DEDUPE', 'false', 'upstreamDedupe', false],
     ['UPSTREAM_CONTRACT_SAMPLE', '0.25', 'upstreamContractSample', 0.25],
+    ['UPSTREAM_CACHE', 'getPetById:30s', 'upstreamCache', { enabled: true, defaults: { getPetById: 30 } }],
+    ['UPSTREAM_CACHE_MAX_ENTRIES', '500', 'upstreamCacheMaxEntries', 500],
+    ['UPSTREAM_CACHE_MAX_BYTES', '1048576', 'upstreamCacheMaxBytes', 1048576],
     ['TRUST_PROXY_HOPS', '1', 'trustProxyHops', 1],
     ['CSRF_PREVENTION', 'false', 'csrfPrevention', false],
     [

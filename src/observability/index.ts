@@ -208,6 +208,7 @@ function upstreamObserver(
       method: call.method,
       baseUrl: baseUrls[call.service],
     });
+    if (call.cached !== undefined) span?.setAttribute('upstream.cached', call.cached);
     if (call.shared) {
       // Counted as it joins. Its span is the wait for the call it joined; the upstream sees only that one.
       metrics?.observeSharedCall(call);
@@ -222,6 +223,7 @@ function upstreamObserver(
       ...(call.shared ? { shared: true } : {}),
       template: call.template,
       batched: call.batched === true,
+      ...(call.cached !== undefined ? { cached: call.cached, ageSeconds: call.ageSeconds } : {}),
       for: scope?.operation,
     };
     request?.upstream.push(record);

@@ -1,8 +1,8 @@
 /**
  * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
  * upstream calls (count by status, duration, retries, timeouts, calls answered by joining an
- * identical one in flight, by service and operation), each area's circuit state, sampled answers that did not
- * fit their operation's response schema, plus the standard process metrics. Each
+ * identical one in flight, what the upstream cache did, by service and operation), each area's circuit state,
+ * sampled answers that did not fit their operation's response schema, plus the standard process metrics. Each
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
@@ -43,8 +43,18 @@ export type Metrics = {
    * Metrics.observeSharedCall} instead
    */
   observeUpstreamCall(
-    call: { service: UpstreamService; operation: string; method: string; shared?: boolean },
+    call: { service: UpstreamService; operation: string; method: string; shared?: boolean; cached?: string },
     outcome: UpstreamCallOutcome,
+  ): void;
+  /**
+   * counts one GET the upstream cache looked at (UPSTREAM_CACHE): `hit` (a fresh answer, no call),
+   * `miss` (sent), `revalidated` (a conditional GET answered 304), `stale` (a stale answer served:
+   * stale-while-revalidate or stale-if-error)
+   */
+  observeUpstreamCache(
+    service: UpstreamService,
+    operation: string,
+    result: 'hit' | 'miss' | 'revalidated' | 'stale',
   ): void;
   /** counts one upstream call that joined an identical one in flight, as it joins */
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
@@ -186,6 +196,19 @@ function sharedCallMetrics(registers: Registry[]) {
   );
 }
 
+/** What the upstream cache did with each GET it looked at. */
+function upstreamCacheMetrics(registers: Registry[]) {
+  return new Counter({
+    name: 'upstream_cache_total',
+    help:
+      'Upstream GETs the upstream cache looked at (UPSTREAM_CACHE), by result: hit (a fresh kept answer, no call), ' +
+      'miss (sent upstream), revalidated (a conditional GET answered 304), stale (a stale answer served under ' +
+      'stale-while-revalidate or stale-if-error)',
+    labelNames: ['service', 'operation', 'result'] as const,
+    registers,
+  });
+}
+
 /** Where each area's circuit stands (src/upstream/circuit.ts). */
 function circuitMetrics(registers: Registry[]) {
   return new Gauge({
@@ -230,6 +253,7 @@ class GatewayMetrics implements Metrics {
   private readonly operations: ReturnType<typeof operationMetrics>;
   private readonly upstream: ReturnType<typeof upstreamCallMetrics>;
   private readonly upstreamShared: ReturnType<typeof sharedCallMetrics>;
+  private readonly upstreamCache: ReturnType<typeof upstreamCacheMetrics>;
   private readonly redisErrors: ReturnType<typeof redisMetrics>;
   private readonly circuits: ReturnType<typeof circuitMetrics>;
   private readonly contractMismatches: ReturnType<typeof contractMetrics>;
@@ -245,6 +269,7 @@ class GatewayMetrics implements Metrics {
     this.operations = operationMetrics(registers);
     this.upstream = upstreamCallMetrics(registers);
     this.upstreamShared = sharedCallMetrics(registers);
+    this.upstreamCache = upstreamCacheMetrics(registers);
     this.redisErrors = redisMetrics(registers);
     this.circuits = circuitMetrics(registers);
     this.contractMismatches = contractMetrics(registers);
@@ -259,9 +284,13 @@ class GatewayMetrics implements Metrics {
     for (const code of operation.errorCodes) errors.inc({ operation_name, code });
   }
 
-  observeUpstreamCall({ service, operation, method, shared }: UpstreamCall, outcome: UpstreamCallOutcome): void {
-    // A joined call sent nothing: the call it joined is counted, timed and its retries counted once.
-    if (shared) return;
+  observeUpstreamCall(
+    { service, operation, method, shared, cached }: UpstreamCall,
+    outcome: UpstreamCallOutcome,
+  ): void {
+    // A joined call sent nothing: the call it joined is counted, timed and its retries counted
+    // once. Nor did one the cache answered (counted in upstream_cache_total).
+    if (shared || cached !== undefined) return;
     const { count, time, retries, timeouts } = this.upstream;
     count(
       service,
@@ -275,6 +304,14 @@ class GatewayMetrics implements Metrics {
       time(service, operation, method).observe(outcome.durationMs / 1000);
     if (outcome.retries > 0) retries.inc({ service, operation }, outcome.retries);
     if (outcome.failure === 'timeout') timeouts.inc({ service, operation });
+  }
+
+  observeUpstreamCache(
+    service: UpstreamService,
+    operation: string,
+    result: 'hit' | 'miss' | 'revalidated' | 'stale',
+  ): void {
+    this.upstreamCache.inc({ service, operation, result });
   }
 
   observeSharedCall({ service, operation }: { service: UpstreamService; operation: string }): void {

@@ -32,6 +32,10 @@ export type UpstreamCallRecord = {
   template: string;
   /** true: a request's DataLoader made it for the keys of one tick, rather than a resolver for its parent */
   batched?: boolean;
+  /** the upstream cache answered it without a call (UPSTREAM_CACHE): with a fresh answer, or a stale one and why */
+  cached?: 'fresh' | 'stale-while-revalidate' | 'stale-if-error';
+  /** the age of the cached answer, in seconds, when `cached` */
+  ageSeconds?: number;
   /** the operation it was made for, when known: a batched request's answers each show their own calls */
   for?: OperationRecord;
 };

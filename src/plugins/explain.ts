@@ -41,7 +41,7 @@ export type ExplainedCall = {
   batched: boolean;
   /** joined an identical call already in flight (this request's or another's): nothing was sent for it */
   shared: boolean;
-  /** answered from a cache without reaching the upstream; no upstream cache exists yet, so false */
+  /** answered by the upstream cache (UPSTREAM_CACHE) without reaching the upstream, fresh or stale */
   cached: boolean;
   /** why it failed, when it did */
   failure?: string;
@@ -62,8 +62,8 @@ export function explainedCall(call: UpstreamCallRecord): ExplainedCall {
     durationMs: call.durationMs === undefined ? null : round(call.durationMs),
     batched: call.batched === true,
     shared: call.shared === true,
-    // An upstream cache (issue 23) would mark the calls it answers; until then none is.
-    cached: false,
+    // The upstream cache marks the calls it answers (src/upstream/cache.ts); a revalidation (a 304) reached the upstream.
+    cached: call.cached !== undefined,
     ...(call.failure !== undefined ? { failure: call.failure } : {}),
     ...(call.retries ? { retries: call.retries } : {}),
   };

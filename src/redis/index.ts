@@ -1,17 +1,21 @@
 /**
  * What replicas share through Redis when REDIS_URL is set: rate-limit counters, the response
- * cache, APQ documents and upstream circuits, over one connection per process. Without REDIS_URL each process keeps
+ * cache, APQ documents, upstream circuits, the upstream cache and the change feed, over one connection per process. Without REDIS_URL each process keeps
  * its own (and a cluster's primary keeps its workers' rate limits).
  */
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Cache } from '@graphql-yoga/plugin-response-cache';
 import type { RateLimitStore } from '../security/rate-limit-store.js';
+import type { UpstreamCacheStore } from '../upstream/cache-store.js';
+import type { LocalChangeFeed } from '../upstream/changes.js';
 import type { AreaNewsChannel } from '../upstream/circuit.js';
+import { RedisChangeFeed } from './change-feed.js';
 import { redisApqStore } from './apq-store.js';
 import { redisAreaNews } from './area-news.js';
 import { connectRedis, type RedisObserver, type SharedRedis } from './connection.js';
 import { redisRateLimitStore } from './rate-limit-store.js';
 import { redisResponseCache } from './response-cache.js';
+import { redisUpstreamCacheStore } from './upstream-cache-store.js';
 
 export type { RedisObserver, RedisStatus, SharedRedis } from './connection.js';
 
@@ -24,6 +28,10 @@ export type SharedState = {
   apqStore: (local: APQStore, ttlMs: number) => APQStore;
   /** upstream circuits and Retry-After holds, told to the other replicas */
   areaNews: AreaNewsChannel;
+  /** the upstream cache's answers and generations (UPSTREAM_CACHE) */
+  upstreamCacheStore: () => UpstreamCacheStore;
+  /** what writes changed, told to every replica; `local` is this process's feed, `warn` logs */
+  changeFeed: (local: LocalChangeFeed, warn: (message: string) => void) => RedisChangeFeed;
 };
 
 /** Connects to REDIS_URL (in the background) and builds the stores over it. */
@@ -38,5 +46,7 @@ export function createSharedState(
     responseCache: redisResponseCache(redis),
     apqStore: (local, ttlMs) => redisApqStore(redis, local, ttlMs),
     areaNews: redisAreaNews(redis),
+    upstreamCacheStore: () => redisUpstreamCacheStore(redis),
+    changeFeed: (local, warn) => new RedisChangeFeed(redis, local, warn),
   };
 }

@@ -18,8 +18,11 @@
  *   deadline while the others go on waiting (nor the call be aborted only once every caller has
  *   left), and a caller that joins is not observed (the `shared` mark of the request log and
  *   metrics); `in-flight.ts` does those.
- * - cache: there is no upstream cache yet; when there is (issue 23, an HTTP-correct cache keyed
- *   per credential), its interceptor or `http-cache-semantics` does the RFC 9111 parts.
+ * - cache: the upstream cache (`cache.ts`, UPSTREAM_CACHE) keys its answers per credential
+ *   fingerprint and per REST resource, so that writes through the gateway invalidate them, and
+ *   serves stale answers the observed way (a call record, `extensions.upstreamCache`);
+ *   `http-cache-semantics` does the RFC 9111 parts. GETs go through it first, and only what it
+ *   does not answer is sent.
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
@@ -47,6 +50,8 @@ import {
   type UpstreamService,
 } from './failure.js';
 import { createInFlightCalls, type InFlightCalls, type Waiter } from './in-flight.js';
+import type { CacheResult, RawResponse, StaleServed, UpstreamCache } from './cache.js';
+import type { ChangeFeed, UpstreamChange } from './changes.js';
 
 /**
  * Options of one upstream client; the gateway takes each from its configuration (the setting named),
@@ -103,6 +108,15 @@ export type UpstreamClientOptions = {
    * change never gets an answer fetched before it (UPSTREAM_DEDUPE).
    */
   dedupe: boolean;
+  /** the upstream cache (UPSTREAM_CACHE; src/upstream/cache.ts): GETs are looked up there first; without it, none is kept */
+  cache?: UpstreamCache;
+  /**
+   * what writes changed, through this replica or (with REDIS_URL) another: the reads of a changed
+   * resource in flight take no more callers, as after a write through this client
+   */
+  changes?: ChangeFeed;
+  /** called for each GET the cache looked at, with what it did (for metrics) */
+  onCache?: (event: { service: UpstreamService; operation: string; result: CacheResult }) => void;
 };
 
 /**
@@ -123,6 +137,13 @@ export type UpstreamObserver = (call: {
   template: string;
   /** true: a request's DataLoader made it, for the keys one tick gathered (see {@link UpstreamRequest.batched}) */
   batched?: boolean;
+  /**
+   * the upstream cache answered it, sending nothing: with a fresh answer, or a stale one and why
+   * (src/upstream/cache.ts); its watch ends at once
+   */
+  cached?: 'fresh' | StaleServed;
+  /** the age of the cached answer, in seconds, when `cached` */
+  ageSeconds?: number;
 }) => UpstreamCallWatch;
 
 /** One call being watched. */
@@ -286,7 +307,7 @@ export function retryDelay(retry: number, baseMs: number, maxMs: number, random:
 /** Connection failures after which a GET can safely be sent again: refused, reset, closed. */
 /** The outcome of one attempt: an answer, or a failure and whether trying again may help. */
 type Attempt =
-  { ok: true; response: UpstreamResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
+  { ok: true; response: RawResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
 
 /** Where a call has got to: a caller that gives up on a shared call gets the error it would have got alone. */
 type Progress = {
@@ -307,7 +328,7 @@ type CallLimits = {
 };
 
 /** A successful call: its answer, and the retries it took. */
-type Sent = { response: UpstreamResponse; retries: number };
+type Sent = { response: RawResponse; retries: number };
 
 /** An answer as the pool gives it: status, headers, and the body still to read. */
 type PoolAnswer = Awaited<ReturnType<Pool['request']>>;
@@ -344,6 +365,8 @@ class UpstreamCalls {
   private readonly inFlight: InFlightCalls<Sent, Progress> | undefined;
   private readonly circuit: AreaCircuit;
   private readonly gate: RetryAfterGate;
+  /** stops hearing the change feed */
+  private readonly stopHearing: () => void;
 
   constructor(service: UpstreamService, options: UpstreamClientOptions) {
     this.service = service;
@@ -375,6 +398,14 @@ class UpstreamCalls {
       onOpen: (ms) => options.news?.publish({ service, hold: 'circuit', ms }),
     });
     options.news?.subscribe((news) => this.heard(news));
+    // Another replica's write is not sent through this client: its reads in flight stop taking callers when it is told.
+    const inFlight = this.inFlight;
+    this.stopHearing =
+      inFlight === undefined || options.changes === undefined
+        ? () => undefined
+        : options.changes.listen((changes) => {
+            for (const change of changes) inFlight.seal(changeScope(change));
+          });
   }
 
   /** What another replica found: its circuit opened, or the area asked it for no calls. */
@@ -397,6 +428,7 @@ class UpstreamCalls {
   }
 
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
+    if (call.method === 'GET' && this.options.cache !== undefined) return this.cached(call, this.options.cache);
     if (call.method === 'GET' || this.inFlight === undefined) return this.observed(call);
     // A change: the reads of its resource already in flight take no more callers, from when it
     // is sent, and again once it has ended (reads started while it was in flight may have been
@@ -410,8 +442,38 @@ class UpstreamCalls {
     }
   }
 
+  /**
+   * A GET through the upstream cache: answered from it (observed as a call it answered), or sent
+   * (observed as any call) and kept as HTTP allows.
+   */
+  private async cached(call: UpstreamRequest, cache: UpstreamCache): Promise<UpstreamResponse> {
+    const { service } = this;
+    const outcome = await cache.fetch(service, call, call.path + queryString(call.query), (sent) =>
+      this.observed(sent),
+    );
+    if (outcome.result !== undefined)
+      this.options.onCache?.({ service, operation: call.operation, result: outcome.result });
+    const { status, body } = outcome.response;
+    if (outcome.served !== undefined) {
+      this.options
+        .observer?.({
+          service,
+          operation: call.operation,
+          method: call.method,
+          scope: call.scope,
+          template: call.template ?? call.path,
+          batched: call.batched === true,
+          cached: outcome.served,
+          ageSeconds: outcome.ageSeconds,
+        })
+        ?.end({ status, retries: 0, durationMs: 0 });
+    }
+    // The text and headers the cache read stay here: callers get the decoded body only.
+    return { status, body };
+  }
+
   /** One call, as the observer watches it: joined to an identical one in flight, or made. */
-  private async observed(call: UpstreamRequest): Promise<UpstreamResponse> {
+  private async observed(call: UpstreamRequest): Promise<RawResponse> {
     const key = this.inFlight !== undefined && call.method === 'GET' ? sharingKey(call) : undefined;
     const waiter = this.waiterFor(call);
     const joined = key === undefined ? undefined : this.inFlight?.join(key, waiter);
@@ -606,6 +668,10 @@ class UpstreamCalls {
   private judge(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
     const { service } = this;
     const contentType = headerValue(headers['content-type']);
+    // What the upstream cache reads of a GET's answer: its headers and its text, as received.
+    const raw = this.options.cache !== undefined && call.method === 'GET' ? { raw: { headers, text } } : {};
+    // A 304 answers the cache's conditional GET: the answer it keeps is still good.
+    if (status === 304 && isConditional(call)) return { ok: true, response: { status, body: undefined, ...raw } };
     if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
       return failed(
@@ -621,7 +687,7 @@ class UpstreamCalls {
     if (status < 200 || status > 299) return this.errorAnswer(call, status, headers, text);
     if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
-      return { ok: true, response: { status, body: decodeByContentType(text, contentType) } };
+      return { ok: true, response: { status, body: decodeByContentType(text, contentType), ...raw } };
     } catch {
       return failed(
         this.fail(
@@ -726,6 +792,7 @@ class UpstreamCalls {
   }
 
   close(): Promise<void> {
+    this.stopHearing();
     this.circuit.close();
     return this.pool.close();
   }
@@ -764,6 +831,17 @@ function sharingKey(call: UpstreamRequest): string | undefined {
  */
 function sharingScope(path: string): string {
   return `/${path.split('/')[1] ?? ''}`;
+}
+
+/** The {@link sharingScope} of the reads a change may make wrong. */
+function changeScope(change: UpstreamChange): string {
+  return change.resource === 'pet' ? '/pet' : change.resource === 'user' ? '/user' : '/store';
+}
+
+/** Whether a call is a conditional GET (the upstream cache's revalidation), to which a 304 is an answer. */
+function isConditional(call: UpstreamRequest): boolean {
+  const headers = call.headers ?? {};
+  return headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined;
 }
 
 /** The first value of a response header. */

@@ -17,6 +17,8 @@ export type GraphQLResponse = {
   status: number;
   data?: Record<string, unknown> | null;
   errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+  /** the answer's own extensions (explain's `upstream`, the upstream cache's `upstreamCache`) */
+  extensions?: Record<string, unknown>;
 };
 
 export type Stack = {

@@ -1,0 +1,80 @@
+/**
+ * Says in an answer when the upstream cache (UPSTREAM_CACHE, src/upstream/cache.ts) served part
+ * of it stale: `extensions.upstreamCache` lists each such call, its REST operation, its path's
+ * template, how it was served (`stale-while-revalidate`: the upstream allowed a stale answer
+ * while it is refreshed; `stale-if-error`: the upstream failed, and allowed the last good answer
+ * then) and the answer's age. A caller can tell the data may be behind; an answer made only of
+ * fresh data carries nothing.
+ *
+ * The calls are the ones the request log already records (src/observability/), as explain reads
+ * them (src/plugins/explain.ts): one `onResultProcess` hook, which the HTTP lane calls itself
+ * (src/http/stand-ins.ts), so both of the gateway's HTTP paths add the same extension.
+ */
+import type { ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
+import type { RequestRecord, RequestScopes, UpstreamCallRecord } from '../observability/request-context.js';
+
+/** One stale answer as `extensions.upstreamCache` shows it. */
+export type StaleNotice = {
+  /** the REST operation (its operationId) */
+  operation: string;
+  /** the path's template below the area's base URL, e.g. `/pet/{petId}`: no value of the caller's */
+  path: string;
+  served: 'stale-while-revalidate' | 'stale-if-error';
+  /** the answer's age when served, in whole seconds */
+  ageSeconds: number;
+};
+
+/** The stale answers among `calls`. */
+function notices(calls: readonly UpstreamCallRecord[]): StaleNotice[] {
+  return calls.flatMap((call) =>
+    call.cached === 'stale-while-revalidate' || call.cached === 'stale-if-error'
+      ? [{ operation: call.operation, path: call.template, served: call.cached, ageSeconds: call.ageSeconds ?? 0 }]
+      : [],
+  );
+}
+
+/** `result` with `extensions.upstreamCache` when some of `calls` were served stale; else as it is. */
+function noticed(result: ExecutionResult, calls: readonly UpstreamCallRecord[]): ExecutionResult {
+  const stale = notices(calls);
+  return stale.length === 0 ? result : { ...result, extensions: { ...result.extensions, upstreamCache: stale } };
+}
+
+/**
+ * The result, or each result of a batched request (with its own operation's calls), noticed. A
+ * stream (an incremental delivery) is left as it is.
+ */
+export function withStaleNotices(result: unknown, request: RequestRecord): unknown {
+  if (!request.upstream.some((call) => call.cached !== undefined && call.cached !== 'fresh')) return result;
+  if (Array.isArray(result)) {
+    return result.map((one: ExecutionResult, index) => {
+      const operation = request.operations[index];
+      return noticed(
+        one,
+        request.upstream.filter((call) => call.for === operation),
+      );
+    });
+  }
+  if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return result;
+  return noticed(result, request.upstream);
+}
+
+/**
+ * The plugin, installed when UPSTREAM_CACHE is on: after the response cache (which then never
+ * keeps a result with one request's notice for another), before the observer. `scopes` finds
+ * each request's record.
+ */
+export function useUpstreamCacheNotice(scopes: RequestScopes): Plugin {
+  return laneStandsIn(
+    {
+      onResultProcess(payload) {
+        const record = scopes.requestOf(payload.request);
+        if (record === undefined) return;
+        const next = withStaleNotices(payload.result, record);
+        if (next !== payload.result) payload.setResult(next as typeof payload.result);
+      },
+    },
+    { onResultProcess: THE_LANE_CALLS_IT },
+  );
+}

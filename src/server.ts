@@ -148,6 +148,8 @@ export async function serve(
   });
   const { port } = server.address() as AddressInfo;
   const { answering } = connections;
+  // Live queries' WebSocket transport (LIVE_QUERIES), on this server's upgrades.
+  gateway.live?.attach(server);
 
   let stopping: Promise<'stopped' | 'cut'> | undefined;
   let cut: ((why: string) => void) | undefined;
@@ -177,6 +179,9 @@ export async function serve(
       };
       try {
         connections.stop();
+        // Live queries end now (their event streams complete, their WebSockets close with 1001):
+        // a stream has no end of its own to wait for within the grace period.
+        gateway.live?.queries.stop().catch((error: unknown) => gateway.yoga.logger.error(error));
         // net.Server's close: stops listening at once, and calls back when the last connection has
         // ended (node:http's own would also close the idle ones at once: see IDLE_CLOSE_DELAY_MS).
         NetServer.prototype.close.call(server, () => {

@@ -51,9 +51,19 @@ export type Metrics = {
   observeCircuit(service: UpstreamService, state: CircuitState): void;
   /** counts one Redis command that failed, timed out or could not be sent (`operation`: e.g. `cache.get`) */
   observeRedisError(operation: string): void;
+  /** live queries (src/live/): how many are open, an invalidation, a poll's outcome, a refusal */
+  observeLive(event: LiveEvent): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;
 };
+
+/** What {@link Metrics.observeLive} counts. */
+export type LiveEvent =
+  | { kind: 'open'; open: number }
+  /** identifiers invalidated, learnt from a write through a replica (`change`) or from a poll (`poll`) */
+  | { kind: 'invalidation'; source: 'change' | 'poll' }
+  | { kind: 'poll'; service: UpstreamService; outcome: 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred' }
+  | { kind: 'refusal'; limit: 'total' | 'per_client' };
 
 let processRegistry: Registry | undefined;
 
@@ -202,6 +212,33 @@ function redisMetrics(registers: Registry[]) {
   });
 }
 
+/** Live queries: open, invalidations, polls, refusals (src/live/). */
+function liveMetrics(registers: Registry[]) {
+  return {
+    open: new Gauge({ name: 'live_queries_open', help: 'Live queries (@live) open', registers }),
+    invalidations: new Counter({
+      name: 'live_query_invalidations_total',
+      help: 'Invalidations of live queries, by what told of the change: a write through a replica (change) or a poll (poll)',
+      labelNames: ['source'] as const,
+      registers,
+    }),
+    polls: new Counter({
+      name: 'live_query_polls_total',
+      help:
+        'Polls of upstream reads that live queries watch, by service and outcome: changed, unchanged, not_modified ' +
+        '(304), failed, deferred (over LIVE_POLL_MAX_PER_SECOND: left to the next round, not sent)',
+      labelNames: ['service', 'outcome'] as const,
+      registers,
+    }),
+    refusals: new Counter({
+      name: 'live_query_refusals_total',
+      help: 'Live queries refused with LIVE_QUERY_LIMIT, by the limit reached: total (LIVE_QUERIES_MAX) or per_client',
+      labelNames: ['limit'] as const,
+      registers,
+    }),
+  };
+}
+
 /** An upstream call as {@link Metrics.observeUpstreamCall} is given it. */
 type UpstreamCall = Parameters<Metrics['observeUpstreamCall']>[0];
 
@@ -213,6 +250,7 @@ class GatewayMetrics implements Metrics {
   private readonly upstreamShared: ReturnType<typeof sharedCallMetrics>;
   private readonly redisErrors: ReturnType<typeof redisMetrics>;
   private readonly circuits: ReturnType<typeof circuitMetrics>;
+  private readonly live: ReturnType<typeof liveMetrics>;
   /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
   private readonly knownNames = new Set<string>();
   private readonly clusterMetrics: (() => Promise<string>) | undefined;
@@ -227,6 +265,7 @@ class GatewayMetrics implements Metrics {
     this.upstreamShared = sharedCallMetrics(registers);
     this.redisErrors = redisMetrics(registers);
     this.circuits = circuitMetrics(registers);
+    this.live = liveMetrics(registers);
   }
 
   observeOperation(operation: OperationRecord): void {
@@ -266,6 +305,14 @@ class GatewayMetrics implements Metrics {
 
   observeRedisError(operation: string): void {
     this.redisErrors.inc({ operation });
+  }
+
+  observeLive(event: LiveEvent): void {
+    const { live } = this;
+    if (event.kind === 'open') live.open.set(event.open);
+    else if (event.kind === 'invalidation') live.invalidations.inc({ source: event.source });
+    else if (event.kind === 'poll') live.polls.inc({ service: event.service, outcome: event.outcome });
+    else live.refusals.inc({ limit: event.limit });
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

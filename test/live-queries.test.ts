@@ -51,3 +51,181 @@ describe('a write through another replica', () => {
     expect(await live.results.next(1000)).toEqual({ data: { pet: { id: '1', name: 'Kitty', status: 'SOLD' } }, isLive: true });
   });
 });
+
+describe('over graphql-ws', () => {
+  it('answers a live query and again after a write through another replica, with the credential of connection_init', async () => {
+    const [a, b] = [await gateway(), await gateway()];
+    cleanups.push(connectReplicas(b.gateway, a.gateway));
+    const live = openWs(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(() => live.close());
+
+    expect(await live.results.next()).toEqual({ data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } }, isLive: true });
+    expect(gets(emulator, '/api/v3/pet/1')).toEqual([{ apiKey: API_KEY, authorization: undefined }]);
+    await postGraphQL(b.url, UPDATE_PET, { input: { name: 'Kitty', status: 'PENDING' } }, ALL_CREDENTIALS);
+
+    expect(await live.results.next(1000)).toEqual({
+      data: { pet: { id: '1', name: 'Kitty', status: 'PENDING' } },
+      isLive: true,
+    });
+  });
+
+  it('runs a plain query too, through the same limits and masking', async () => {
+    const a = await gateway();
+    const live = openWs(a.url, '{ pet(id: "2") { name } }', { api_key: API_KEY });
+    cleanups.push(() => live.close());
+
+    expect(await live.results.next()).toEqual({ data: { pet: { name: 'Cat 2' } } });
+  });
+});
+
+/** The GETs of `path` the upstream received, with the credentials they carried. */
+function gets(upstream: Emulator, path: string) {
+  return upstream.requests
+    .filter((request) => request.method === 'GET' && request.path === path)
+    .map((request) => ({ apiKey: request.headers['api_key'], authorization: request.headers['authorization'] }));
+}
+
+/** Changes pet 1 at the upstream directly, as another client of it would: the gateway is not told. */
+async function changeBehindTheGatewaysBack(name: string): Promise<void> {
+  const response = await fetch(`${emulator.petstoreUrl}/pet`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${BEARER}` },
+    body: JSON.stringify({ id: 1, name, photoUrls: [], status: 'sold' }),
+  });
+  expect(response.status).toBe(200);
+}
+
+describe('a change made at the upstream behind the gateway', () => {
+  it('arrives after a polling interval: a GET of what the live query read, with its caller credential', async () => {
+    const a = await gateway({ livePollIntervalMs: 100 });
+    const live = openSse(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(() => live.close());
+    expect(await live.results.next()).toMatchObject({ data: { pet: { name: 'Cat 1' } } });
+
+    await changeBehindTheGatewaysBack('Behind');
+
+    expect(await live.results.next()).toEqual({ data: { pet: { id: '1', name: 'Behind', status: 'SOLD' } }, isLive: true });
+    const polled = gets(emulator, '/api/v3/pet/1');
+    // The first run, at least one poll, and the run that followed it: each with the caller's api_key only.
+    expect(polled.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(polled.map((get) => JSON.stringify(get)))).toEqual(new Set([JSON.stringify({ apiKey: API_KEY })]));
+    expect(emulator.requests.filter((request) => request.headers['if-none-match'] !== undefined)).toEqual([]);
+  });
+
+  it('is polled no more once the client has closed', async () => {
+    const a = await gateway({ livePollIntervalMs: 100 });
+    const live = openSse(a.url, LIVE_PET, { api_key: API_KEY });
+    expect(await live.results.next()).toMatchObject({ data: { pet: { name: 'Cat 1' } } });
+    const queries = a.gateway.live?.queries;
+    expect(queries?.poller.watched).toBe(1);
+
+    live.close();
+
+    await until(() => queries?.open === 0, 'the live query to end');
+    expect(queries?.poller.watched).toBe(0);
+    expect(queries?.poller.scheduled).toBe(false);
+  });
+});
+
+describe('limits', () => {
+  it('refuses a live query over LIVE_QUERIES_PER_CLIENT_MAX or LIVE_QUERIES_MAX with LIVE_QUERY_LIMIT, counted in /metrics', async () => {
+    const a = await gateway({ liveQueriesPerClientMax: 1, liveQueriesMax: 2 });
+    const open = (apiKey: string) => {
+      const live = openSse(a.url, LIVE_PET, { api_key: apiKey });
+      cleanups.push(() => live.close());
+      return live.results.next();
+    };
+
+    expect(await open('client-1')).toMatchObject({ data: { pet: { name: 'Cat 1' } } });
+    const perClient = await open('client-1');
+    expect(await open('client-2')).toMatchObject({ data: { pet: { name: 'Cat 1' } } });
+    const total = await open('client-3');
+
+    expect(perClient.errors?.map((error) => error.extensions?.['code'])).toEqual(['LIVE_QUERY_LIMIT']);
+    expect(perClient.errors?.[0]?.message).toMatch(/LIVE_QUERIES_PER_CLIENT_MAX/);
+    expect(total.errors?.map((error) => error.extensions?.['code'])).toEqual(['LIVE_QUERY_LIMIT']);
+    expect(total.errors?.[0]?.message).toMatch(/LIVE_QUERIES_MAX/);
+    expect(perClient.data ?? null).toBeNull();
+    expect(a.gateway.live?.queries.open).toBe(2);
+    const metrics = await (await fetch(a.url.replace('/graphql', '/metrics'))).text();
+    expect(metrics).toMatch(/^live_queries_open 2$/m);
+    expect(metrics).toMatch(/^live_query_refusals_total\{limit="per_client"\} 1$/m);
+    expect(metrics).toMatch(/^live_query_refusals_total\{limit="total"\} 1$/m);
+  });
+
+  it('counts invalidations and polls in /metrics', async () => {
+    const a = await gateway({ livePollIntervalMs: 100 });
+    const live = openSse(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(() => live.close());
+    await live.results.next();
+    await postGraphQL(a.url, UPDATE_PET, { input: { name: 'Kitty' } }, ALL_CREDENTIALS);
+    await live.results.next();
+    await changeBehindTheGatewaysBack('Behind');
+    await live.results.next();
+
+    const metrics = await (await fetch(a.url.replace('/graphql', '/metrics'))).text();
+    expect(metrics).toMatch(/^live_query_invalidations_total\{source="change"\} 1$/m);
+    expect(metrics).toMatch(/^live_query_invalidations_total\{source="poll"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^live_query_polls_total\{service="petstore",outcome="changed"\} [1-9]\d*$/m);
+  });
+});
+
+describe('without a stream', () => {
+  it('answers a @live query sent as plain JSON once, as a query, on both HTTP paths, and opens no live query', async () => {
+    const a = await gateway();
+    // Without extensions the lane serves it; with extensions (even empty) it hands it to yoga.
+    const paths = { lane: { query: LIVE_PET }, yoga: { query: LIVE_PET, extensions: {} } };
+    for (const [path, body] of Object.entries(paths)) {
+      for (const accept of ['application/json', 'application/graphql-response+json', '*/*']) {
+        const response = await fetch(a.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept, api_key: API_KEY },
+          body: JSON.stringify(body),
+        });
+        expect({ path, accept, status: response.status, body: (await response.json()) as unknown }).toEqual({
+          path,
+          accept,
+          status: 200,
+          body: { data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } } },
+        });
+      }
+    }
+    expect(a.gateway.live?.queries.open).toBe(0);
+    expect(a.gateway.live?.queries.poller.watched).toBe(0);
+  });
+});
+
+describe('LIVE_QUERIES=false', () => {
+  it('refuses @live as an unknown directive and serves no WebSocket', async () => {
+    const a = await gateway({ liveQueries: false });
+
+    const result = await postGraphQL(a.url, LIVE_PET, undefined, ALL_CREDENTIALS);
+    const live = openWs(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(() => live.close());
+
+    expect(result.errors?.map((error) => [error.extensions?.['code'], error.message])).toEqual([
+      ['GRAPHQL_VALIDATION_FAILED', 'Unknown directive "@live".'],
+    ]);
+    expect(a.gateway.live).toBeUndefined();
+    await until(() => live.results.ended, 'the WebSocket to be refused');
+    expect(live.results.received).toEqual([]);
+  });
+});
+
+describe('a stop', () => {
+  it('ends server-sent event streams and closes WebSockets, within its grace period', async () => {
+    const a = await gateway({ shutdownGraceMs: 10_000 });
+    const sse = openSse(a.url, LIVE_PET, { api_key: API_KEY });
+    const ws = openWs(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(() => ws.close(), () => sse.close());
+    await sse.results.next();
+    await ws.results.next();
+    started.splice(started.indexOf(a), 1);
+
+    // 'stopped', not 'cut': the streams ended on their own, the grace period did not run out.
+    expect(await a.stop()).toBe('stopped');
+    expect(sse.results.ended).toBe(true);
+    await until(() => ws.results.ended, 'the WebSocket to close');
+    expect(a.gateway.live?.queries.open).toBe(0);
+  });
+});

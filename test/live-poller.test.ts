@@ -112,7 +112,11 @@ describe('the poller', () => {
     await oneRound(outcomes, 2);
 
     expect(poller.watched).toBe(2);
-    expect(upstream().requests.map((request) => request.headers['api_key']).sort()).toEqual(['key-a', 'key-b']);
+    expect(
+      upstream()
+        .requests.map((request) => request.headers['api_key'])
+        .sort(),
+    ).toEqual(['key-a', 'key-b']);
   });
 
   it('polls nothing more once the last live query watching a read has ended', async () => {
@@ -145,10 +149,10 @@ describe('the poller', () => {
     await oneRound(outcomes, 3);
 
     expect(outcomes.filter((outcome) => outcome === 'deferred')).toHaveLength(6);
-    expect(upstream().requests.map((request) => request.url).sort()).toEqual([
-      '/api/v3/pet/1',
-      '/api/v3/pet/2',
-      '/api/v3/pet/3',
-    ]);
+    expect(
+      upstream()
+        .requests.map((request) => request.url)
+        .sort(),
+    ).toEqual(['/api/v3/pet/1', '/api/v3/pet/2', '/api/v3/pet/3']);
   });
 });

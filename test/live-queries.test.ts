@@ -43,12 +43,18 @@ describe('a write through another replica', () => {
     const live = openSse(a.url, LIVE_PET, ALL_CREDENTIALS);
     cleanups.push(() => live.close());
 
-    expect(await live.results.next()).toEqual({ data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } }, isLive: true });
+    expect(await live.results.next()).toEqual({
+      data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } },
+      isLive: true,
+    });
     const written = await postGraphQL(b.url, UPDATE_PET, { input: { name: 'Kitty', status: 'SOLD' } }, ALL_CREDENTIALS);
     expect(written.data).toEqual({ updatePet: { id: '1', name: 'Kitty' } });
 
     // "Within 1 s": the wait for the event is bounded by it (no poll could answer: the interval is 10 minutes).
-    expect(await live.results.next(1000)).toEqual({ data: { pet: { id: '1', name: 'Kitty', status: 'SOLD' } }, isLive: true });
+    expect(await live.results.next(1000)).toEqual({
+      data: { pet: { id: '1', name: 'Kitty', status: 'SOLD' } },
+      isLive: true,
+    });
   });
 });
 
@@ -59,7 +65,10 @@ describe('over graphql-ws', () => {
     const live = openWs(a.url, LIVE_PET, { api_key: API_KEY });
     cleanups.push(() => live.close());
 
-    expect(await live.results.next()).toEqual({ data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } }, isLive: true });
+    expect(await live.results.next()).toEqual({
+      data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } },
+      isLive: true,
+    });
     expect(gets(emulator, '/api/v3/pet/1')).toEqual([{ apiKey: API_KEY, authorization: undefined }]);
     await postGraphQL(b.url, UPDATE_PET, { input: { name: 'Kitty', status: 'PENDING' } }, ALL_CREDENTIALS);
 
@@ -104,7 +113,10 @@ describe('a change made at the upstream behind the gateway', () => {
 
     await changeBehindTheGatewaysBack('Behind');
 
-    expect(await live.results.next()).toEqual({ data: { pet: { id: '1', name: 'Behind', status: 'SOLD' } }, isLive: true });
+    expect(await live.results.next()).toEqual({
+      data: { pet: { id: '1', name: 'Behind', status: 'SOLD' } },
+      isLive: true,
+    });
     const polled = gets(emulator, '/api/v3/pet/1');
     // The first run, at least one poll, and the run that followed it: each with the caller's api_key only.
     expect(polled.length).toBeGreaterThanOrEqual(3);
@@ -170,6 +182,25 @@ describe('limits', () => {
   });
 });
 
+describe('with the response cache on', () => {
+  it('answers a second identical live query live, not from the cache', async () => {
+    const a = await gateway({ responseCacheTtlMs: 60_000 });
+    const first = openSse(a.url, LIVE_PET, { api_key: API_KEY });
+    const second = openSse(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(
+      () => first.close(),
+      () => second.close(),
+    );
+    await first.results.next();
+    expect(await second.results.next()).toMatchObject({ data: { pet: { name: 'Cat 1' } }, isLive: true });
+
+    await postGraphQL(a.url, UPDATE_PET, { input: { name: 'Kitty' } }, ALL_CREDENTIALS);
+
+    expect(await second.results.next(1000)).toMatchObject({ data: { pet: { name: 'Kitty' } }, isLive: true });
+    expect(a.gateway.live?.queries.open).toBe(2);
+  });
+});
+
 describe('without a stream', () => {
   it('answers a @live query sent as plain JSON once, as a query, on both HTTP paths, and opens no live query', async () => {
     const a = await gateway();
@@ -217,7 +248,10 @@ describe('a stop', () => {
     const a = await gateway({ shutdownGraceMs: 10_000 });
     const sse = openSse(a.url, LIVE_PET, { api_key: API_KEY });
     const ws = openWs(a.url, LIVE_PET, { api_key: API_KEY });
-    cleanups.push(() => ws.close(), () => sse.close());
+    cleanups.push(
+      () => ws.close(),
+      () => sse.close(),
+    );
     await sse.results.next();
     await ws.results.next();
     started.splice(started.indexOf(a), 1);

@@ -17,8 +17,10 @@ import {
   GraphQLError,
   GraphQLDirective,
   Kind,
+  OperationTypeNode,
   visit,
   type ASTVisitor,
+  type ExecutionArgs,
   type ExecutionResult,
   type ValidationContext,
 } from 'graphql';
@@ -150,9 +152,11 @@ export function useLiveQueries(options: LivePluginOptions): { plugin: Plugin; op
   const plugin: Plugin = {
     onValidate: ({ addValidationRule }) => addValidationRule(noLiveWithDeferOrStream),
     onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
-      const operation = getOperationAST(args.document, args.operationName);
-      if (operation?.operation !== 'query') return;
-      const live = getDirectiveValues(options.directive, operation, args.variableValues ?? undefined);
+      // envelop types its arguments loosely: they are graphql-js's.
+      const { document, operationName, variableValues } = args as ExecutionArgs;
+      const operation = getOperationAST(document, operationName);
+      if (operation?.operation !== OperationTypeNode.QUERY) return;
+      const live = getDirectiveValues(options.directive, operation, variableValues ?? undefined);
       const context = args.contextValue as ExecutionContext;
       if (live === undefined || live['if'] === false || !streams(context)) return;
       const client = clientKey(context, options.trustProxyHops);
@@ -184,7 +188,9 @@ function noLiveWithDeferOrStream(context: ValidationContext): ASTVisitor {
       visit(document, {
         Directive(node) {
           if (node.name.value === 'defer' || node.name.value === 'stream')
-            context.reportError(new GraphQLError(`@${node.name.value} cannot be used in a @live query`, { nodes: node }));
+            context.reportError(
+              new GraphQLError(`@${node.name.value} cannot be used in a @live query`, { nodes: node }),
+            );
         },
       });
     },
@@ -235,17 +241,18 @@ function liveExecute(
       options.onOpen?.(open.size);
     };
     let first = true;
-    const run = (runArgs: Parameters<Execute>[0]) => {
+    const run = (runArgs: ExecutionArgs): Promise<ExecutionResult> => {
       const recorder = new ReadRecorder();
       options.renew(context, recorder, first);
       first = false;
+      // Queries only: never a stream (the store refuses one, and @defer/@stream are refused with @live).
       return Promise.resolve(executeFn(runArgs) as ExecutionResult).then((result) => {
         // A run that finishes after its live query ended (its client went away) watches nothing.
         if (!ended) options.poller.watch(id, recorder.reads);
         return result;
       });
     };
-    const executed = options.store.makeExecute(run as never)(executeArgs);
+    const executed = options.store.makeExecute(run)(executeArgs);
     return Promise.resolve(executed).then((result) => {
       if (!(Symbol.asyncIterator in result)) {
         done();

@@ -9,8 +9,9 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
+import type { OperationResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { CREDENTIAL_HEADERS, type HeaderSource } from '../credentials.js';
@@ -75,7 +76,8 @@ export function serveWebSocket(server: Server, options: WebSocketOptions): WebSo
   const run = (args: ExecutionArgs, step: 'execute' | 'subscribe') => {
     const found = enveloped.get(args.contextValue as object);
     if (found === undefined) throw new Error('an operation without its enveloped context');
-    return found[step](args) as ReturnType<Enveloped['execute']>;
+    const result: unknown = found[step](args);
+    return result as OperationResult;
   };
   const served = useServer(
     {
@@ -88,19 +90,24 @@ export function serveWebSocket(server: Server, options: WebSocketOptions): WebSo
         const headers = operationHeaders(request, context.connectionParams);
         const refusal = await refusedOperation(options, request, headers);
         if (refusal !== undefined) return [refusal];
-        const operation = options.yoga.getEnveloped({ req: request, request: { headers }, params: payload, [STREAMED]: true });
-        let document;
+        const operation = options.yoga.getEnveloped({
+          req: request,
+          request: { headers },
+          params: payload,
+          [STREAMED]: true,
+        });
+        let document: DocumentNode;
         try {
-          document = operation.parse(payload.query);
+          document = operation.parse(payload.query) as DocumentNode;
         } catch (error) {
           return [error instanceof GraphQLError ? error : codedError('BAD_REQUEST', 'The document cannot be read')];
         }
-        const errors = operation.validate(operation.schema, document);
+        const errors = operation.validate(operation.schema, document) as readonly GraphQLError[];
         if (errors.length > 0) return errors;
         const contextValue = (await operation.contextFactory()) as object;
         enveloped.set(contextValue, operation);
         return {
-          schema: operation.schema,
+          schema: operation.schema as GraphQLSchema,
           document,
           contextValue,
           variableValues: payload.variables ?? undefined,

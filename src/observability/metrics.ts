@@ -62,7 +62,11 @@ export type LiveEvent =
   | { kind: 'open'; open: number }
   /** identifiers invalidated, learnt from a write through a replica (`change`) or from a poll (`poll`) */
   | { kind: 'invalidation'; source: 'change' | 'poll' }
-  | { kind: 'poll'; service: UpstreamService; outcome: 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred' }
+  | {
+      kind: 'poll';
+      service: UpstreamService;
+      outcome: 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred';
+    }
   | { kind: 'refusal'; limit: 'total' | 'per_client' };
 
 let processRegistry: Registry | undefined;

@@ -80,9 +80,10 @@ export function openSse(url: string, query: string, headers: Record<string, stri
 async function readEvents(response: Response, results: LiveResults): Promise<void> {
   const decoder = new TextDecoder();
   let buffered = '';
+  const reader = response.body?.getReader();
   try {
-    for await (const chunk of response.body ?? []) {
-      buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+    for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) {
+      buffered += decoder.decode(read.value, { stream: true });
       let end: number;
       while ((end = buffered.indexOf('\n\n')) >= 0) {
         const message = buffered.slice(0, end);

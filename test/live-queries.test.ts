@@ -3,10 +3,26 @@
  * is answered again when a write through another replica changes what it shows, and when a
  * change made behind the gateway's back is found by polling; limits, and a stop.
  */
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  buildSchema,
+  DirectiveLocation,
+  GraphQLDirective,
+  GraphQLSchema,
+  parse,
+  validate,
+  specifiedRules,
+} from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { noLiveWithDeferOrStream } from '../src/live/plugin.js';
+import { withLiveDirective } from '../src/live/index.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { until } from './helpers/clock.js';
-import { connectReplicas, openSse, openWs, serveLiveGateway, type LiveGateway } from './helpers/live.js';
+import { connectReplicas, failureCodes, openSse, openWs, serveLiveGateway, type LiveGateway } from './helpers/live.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, postGraphQL } from './helpers/stack.js';
 import { startUpstream } from './helpers/upstream.js';
 
@@ -84,6 +100,76 @@ describe('over graphql-ws', () => {
     cleanups.push(() => live.close());
 
     expect(await live.results.next()).toEqual({ data: { pet: { name: 'Cat 2' } } });
+  });
+});
+
+describe('the WebSocket transport', () => {
+  it('applies the rate limit to each operation', async () => {
+    const a = await gateway({ rateLimitPerMinute: 1 });
+    const first = openWs(a.url, '{ pet(id: "1") { name } }', { api_key: 'rate-limited-client' });
+    cleanups.push(() => first.close());
+    expect(await first.results.next()).toEqual({ data: { pet: { name: 'Cat 1' } } });
+
+    const second = openWs(a.url, '{ pet(id: "1") { name } }', { api_key: 'rate-limited-client' });
+    cleanups.push(() => second.close());
+
+    await until(() => second.results.ended, 'the second operation to be refused');
+    expect(second.results.received).toEqual([]);
+    expect(failureCodes(second.results.failure)).toEqual(['RATE_LIMITED']);
+    expect(emulator.requests.filter((request) => request.path === '/api/v3/pet/1')).toHaveLength(1);
+  });
+
+  it('runs no operation while TRUSTED_DOCUMENTS is set', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'live-trusted-'));
+    cleanups.push(() => rm(directory, { recursive: true, force: true }));
+    const manifest = join(directory, 'manifest.json');
+    await writeFile(manifest, JSON.stringify({}));
+    const a = await gateway({ trustedDocuments: manifest, graphiql: false });
+    const live = openWs(a.url, LIVE_PET, { api_key: API_KEY });
+    cleanups.push(() => live.close());
+
+    await until(() => live.results.ended, 'the operation to be refused');
+    expect(live.results.received).toEqual([]);
+    expect(failureCodes(live.results.failure)).toEqual(['TRUSTED_DOCUMENT_REQUIRED']);
+    expect(emulator.requests).toEqual([]);
+  });
+
+  it('answers an upgrade to another path with 404', async () => {
+    const a = await gateway();
+    const upgrade = request(a.url.replace('/graphql', '/other'), {
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
+    });
+    upgrade.end();
+    const [response] = (await once(upgrade, 'response')) as [IncomingMessage];
+    response.resume();
+
+    expect(response.statusCode).toBe(404);
+  });
+});
+
+describe('the @live directive', () => {
+  it('is in the schema with live queries on, and refuses @defer and @stream in a live query', () => {
+    const defer = new GraphQLDirective({
+      name: 'defer',
+      locations: [DirectiveLocation.FRAGMENT_SPREAD, DirectiveLocation.INLINE_FRAGMENT],
+    });
+    const base = buildSchema('type Query { pet: Pet } type Pet { id: ID! name: String }');
+    const schema = withLiveDirective(
+      new GraphQLSchema({ ...base.toConfig(), directives: [...base.getDirectives(), defer] }),
+    );
+    const rules = [...specifiedRules, noLiveWithDeferOrStream];
+    const errors = (document: string) => validate(schema, parse(document), rules).map((error) => error.message);
+
+    expect(errors('query @live { pet { id ... @defer { name } } }')).toEqual([
+      '@defer cannot be used in a @live query',
+    ]);
+    expect(errors('query @live { pet { id name } }')).toEqual([]);
+    expect(errors('query { pet { id ... @defer { name } } }')).toEqual([]);
   });
 });
 
@@ -226,6 +312,13 @@ describe('without a stream', () => {
   });
 });
 
+describe('the HTTP lane', () => {
+  it('still serves plain requests with live queries on: the live plugin has no request hook', async () => {
+    const a = await gateway();
+    expect(a.gateway.yogaOnly).toEqual([]);
+  });
+});
+
 describe('LIVE_QUERIES=false', () => {
   it('refuses @live as an unknown directive and serves no WebSocket', async () => {
     const a = await gateway({ liveQueries: false });
@@ -240,6 +333,7 @@ describe('LIVE_QUERIES=false', () => {
     expect(a.gateway.live).toBeUndefined();
     await until(() => live.results.ended, 'the WebSocket to be refused');
     expect(live.results.received).toEqual([]);
+    expect(failureCodes(live.results.failure)).toBeUndefined();
   });
 });
 

@@ -176,7 +176,7 @@ export function useLiveQueries(options: LivePluginOptions): { plugin: Plugin; op
  * The convention's rule: a live query is answered whole each time, so `@defer` and `@stream`,
  * which split one answer into parts, cannot be used in it.
  */
-function noLiveWithDeferOrStream(context: ValidationContext): ASTVisitor {
+export function noLiveWithDeferOrStream(context: ValidationContext): ASTVisitor {
   return {
     Document(document) {
       const live = document.definitions.some(

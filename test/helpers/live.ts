@@ -23,6 +23,8 @@ export class LiveResults {
   #read = 0;
   #waiting: (() => void) | undefined;
   ended = false;
+  /** what ended the stream with an error (graphql-ws gives a list of GraphQL errors, or a close event) */
+  failure: unknown;
 
   push(result: LiveResult): void {
     this.received.push(result);
@@ -116,7 +118,10 @@ export function openWs(url: string, query: string, connectionParams: Record<stri
     { query },
     {
       next: (result) => results.push(result as LiveResult),
-      error: () => results.end(),
+      error: (failure: unknown) => {
+        results.failure = failure;
+        results.end();
+      },
       complete: () => results.end(),
     },
   );
@@ -128,6 +133,13 @@ export function openWs(url: string, query: string, connectionParams: Record<stri
       await client.dispose();
     },
   };
+}
+
+/** The `extensions.code`s of a graphql-ws error (a list of GraphQL errors), or undefined for another failure. */
+export function failureCodes(failure: unknown): unknown[] | undefined {
+  return Array.isArray(failure)
+    ? failure.map((error: { extensions?: Record<string, unknown> }) => error.extensions?.['code'])
+    : undefined;
 }
 
 /** A gateway served by the production server, with live queries on. */

@@ -222,6 +222,10 @@ describe('a change made at the upstream behind the gateway', () => {
     await until(() => queries?.open === 0, 'the live query to end');
     expect(queries?.poller.watched).toBe(0);
     expect(queries?.poller.scheduled).toBe(false);
+    // A round now (as the clock would start one) sends nothing.
+    emulator.clearRequests();
+    await queries?.poller.round();
+    expect(emulator.requests).toEqual([]);
   });
 });
 

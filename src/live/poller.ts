@@ -89,6 +89,8 @@ export class LivePoller {
   readonly #agent = new Agent({ connections: 4 });
   #timer: ReturnType<typeof setTimeout> | undefined;
   #round = 0;
+  /** polls each area may still send (see {@link round}) */
+  readonly #credit = new Map<UpstreamService, number>();
   #closed = false;
 
   constructor(private readonly options: LivePollerOptions) {}
@@ -139,21 +141,26 @@ export class LivePoller {
     await this.#agent.destroy();
   }
 
-  /** One round: polls each watched read, within each area's rate. */
+  /**
+   * One round: polls each watched read, within each area's rate. Each round adds the rate times
+   * the interval to an area's credit (at most one round's worth, or one poll, is kept: no burst
+   * after a quiet spell); each poll spends one. A rate below one poll a round polls every few rounds.
+   */
   async round(): Promise<void> {
     this.#round += 1;
-    const perRound = Math.max(1, Math.floor((this.options.maxPerSecond * this.options.intervalMs) / 1000));
-    const sent = new Map<UpstreamService, number>();
+    const perRound = (this.options.maxPerSecond * this.options.intervalMs) / 1000;
     const due = [...this.#polled.values()].filter((polled) => !polled.polling).sort((a, b) => a.round - b.round);
+    for (const service of new Set(due.map((polled) => polled.read.service)))
+      this.#credit.set(service, Math.min(Math.max(1, perRound), (this.#credit.get(service) ?? 0) + perRound));
     const polls: Promise<void>[] = [];
     for (const polled of due) {
       const { service } = polled.read;
-      const count = sent.get(service) ?? 0;
-      if (count >= perRound) {
+      const credit = this.#credit.get(service) ?? 0;
+      if (credit < 1) {
         this.options.onPoll?.(service, 'deferred');
         continue;
       }
-      sent.set(service, count + 1);
+      this.#credit.set(service, credit - 1);
       polls.push(this.#poll(polled));
     }
     await Promise.all(polls);

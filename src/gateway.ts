@@ -280,6 +280,11 @@ function createLive(
       maxPerSecond: config.livePollMaxPerSecond,
       baseUrls: { petstore: config.petstoreUrl, plants: config.plantsUrl },
       timeoutMs: config.upstreamTimeouts.petstore.totalMs,
+      // An area the gateway does not call now (circuit open, Retry-After) is not polled either.
+      held: (service) => {
+        const standing = upstreams[service].standing?.();
+        return standing !== undefined && (standing.circuit === 'open' || standing.gate.shut);
+      },
     },
     observe: metrics && ((event) => metrics.observeLive(event)),
     renew: (context, recorder, first) => {

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 /** A poller of the scripted upstream; what it invalidated and how each poll ended. */
-function startPoller(maxPerSecond = 20) {
+function startPoller(maxPerSecond = 20, held?: () => boolean) {
   const changed: (readonly string[])[] = [];
   const outcomes: PollOutcome[] = [];
   poller = new LivePoller({
@@ -30,6 +30,7 @@ function startPoller(maxPerSecond = 20) {
     timeoutMs: 5000,
     onChanged: (identifiers) => changed.push(identifiers),
     onPoll: (_service, outcome) => outcomes.push(outcome),
+    ...(held ? { held } : {}),
   });
   return { poller, changed, outcomes };
 }

@@ -14,10 +14,9 @@ import type { Plugin } from '@envelop/core';
 import { GraphQLSchema } from 'graphql';
 import type { LiveEvent } from '../observability/metrics.js';
 import type { ChangeFeed } from '../upstream/changes.js';
-import type { UpstreamService } from '../upstream/failure.js';
 import { identifiersOfChange, INDEXED_ROOT_FIELDS } from './identifiers.js';
 import { useLiveQueries, type LivePluginOptions } from './plugin.js';
-import { LivePoller } from './poller.js';
+import { LivePoller, type LivePollerOptions } from './poller.js';
 import { serveWebSocket, type WebSocketOptions, type WebSocketTransport } from './websocket.js';
 
 export { ReadRecorder } from './reads.js';
@@ -34,7 +33,7 @@ export type LiveQueriesOptions = Pick<LivePluginOptions, 'maxTotal' | 'maxPerCli
   /** the change feed writes through any replica tell */
   changes: ChangeFeed;
   /** LIVE_POLL_INTERVAL_MS, LIVE_POLL_MAX_PER_SECOND, and each area's URL and longest wait for a poll */
-  poll: { intervalMs: number; maxPerSecond: number; baseUrls: Record<UpstreamService, string>; timeoutMs: number };
+  poll: Pick<LivePollerOptions, 'intervalMs' | 'maxPerSecond' | 'baseUrls' | 'timeoutMs' | 'held'>;
   /** /metrics, when METRICS is on */
   observe?: (event: LiveEvent) => void;
 };

@@ -38,7 +38,7 @@ export type WatchedRead = {
 };
 
 /** How one poll ended, as /metrics counts it. */
-export type PollOutcome = 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred';
+export type PollOutcome = 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred' | 'held';
 
 /** What the poller is built with. */
 export type LivePollerOptions = {
@@ -54,6 +54,11 @@ export type LivePollerOptions = {
   onChanged(identifiers: readonly string[]): void;
   /** told how each poll ended (metrics) */
   onPoll?(service: UpstreamService, outcome: PollOutcome): void;
+  /**
+   * Whether an area is held back now (its circuit open, a Retry-After not passed): its reads are
+   * not polled this round, as the area's own calls would not be sent. @default never
+   */
+  held?(service: UpstreamService): boolean;
 };
 
 /**
@@ -155,6 +160,10 @@ export class LivePoller {
     const polls: Promise<void>[] = [];
     for (const polled of due) {
       const { service } = polled.read;
+      if (this.options.held?.(service) === true) {
+        this.options.onPoll?.(service, 'held');
+        continue;
+      }
       const credit = this.#credit.get(service) ?? 0;
       if (credit < 1) {
         this.options.onPoll?.(service, 'deferred');

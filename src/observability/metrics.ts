@@ -65,7 +65,7 @@ export type LiveEvent =
   | {
       kind: 'poll';
       service: UpstreamService;
-      outcome: 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred';
+      outcome: 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred' | 'held';
     }
   | { kind: 'refusal'; limit: 'total' | 'per_client' };
 
@@ -230,7 +230,8 @@ function liveMetrics(registers: Registry[]) {
       name: 'live_query_polls_total',
       help:
         'Polls of upstream reads that live queries watch, by service and outcome: changed, unchanged, not_modified ' +
-        '(304), failed, deferred (over LIVE_POLL_MAX_PER_SECOND: left to the next round, not sent)',
+        '(304), failed; not sent: deferred (over LIVE_POLL_MAX_PER_SECOND, left to the next round), held (the ' +
+        "area's circuit open or a Retry-After not passed)",
       labelNames: ['service', 'outcome'] as const,
       registers,
     }),

@@ -3,7 +3,8 @@
  * once; requests in flight finish (within SHUTDOWN_GRACE_MS; the connection of each closes after
  * its answer); a keep-alive connection with nothing in flight may still bring one more request
  * for {@link IDLE_CLOSE_DELAY_MS} (answered with `Connection: close`) before it is closed; then
- * the gateway's upstream pools close. Used by `main.ts` for the single process and by each
+ * the gateway's upstream pools close. Live queries (LIVE_QUERIES) have their WebSocket served on
+ * this server's upgrades, and end as a stop begins. Used by `main.ts` for the single process and by each
  * cluster worker, which bound the whole stop with a deadline of their own.
  */
 import { randomUUID } from 'node:crypto';

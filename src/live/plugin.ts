@@ -156,7 +156,7 @@ export function useLiveQueries(options: LivePluginOptions): { plugin: Plugin; op
       const { document, operationName, variableValues } = args as ExecutionArgs;
       const operation = getOperationAST(document, operationName);
       if (operation?.operation !== OperationTypeNode.QUERY) return;
-      const live = getDirectiveValues(options.directive, operation, variableValues ?? undefined);
+      const live = liveArguments(options.directive, operation, variableValues ?? undefined);
       const context = args.contextValue as ExecutionContext;
       if (live === undefined || live['if'] === false || !streams(context)) return;
       const client = clientKey(context, options.trustProxyHops);
@@ -170,6 +170,22 @@ export function useLiveQueries(options: LivePluginOptions): { plugin: Plugin; op
     },
   };
   return { plugin, open };
+}
+
+/**
+ * The `@live` directive's arguments on `operation`, if it has it. A variable for `if` that does not
+ * coerce counts as no `@live`: execution itself then reports the variable.
+ */
+function liveArguments(
+  directive: GraphQLDirective,
+  operation: Parameters<typeof getDirectiveValues>[1],
+  variables: ExecutionArgs['variableValues'],
+): Record<string, unknown> | undefined {
+  try {
+    return getDirectiveValues(directive, operation, variables ?? undefined);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

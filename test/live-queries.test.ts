@@ -316,6 +316,24 @@ describe('without a stream', () => {
   });
 });
 
+describe('@live(if:)', () => {
+  it('is an ordinary query, answered once, when its condition is false', async () => {
+    const a = await gateway();
+    const query = 'query ($live: Boolean!) @live(if: $live) { pet(id: "1") { name } }';
+    const once = openSse(a.url, query, { api_key: API_KEY }, { live: false });
+    const live = openSse(a.url, query, { api_key: API_KEY }, { live: true });
+    cleanups.push(
+      () => once.close(),
+      () => live.close(),
+    );
+
+    expect(await once.results.next()).toEqual({ data: { pet: { name: 'Cat 1' } } });
+    await until(() => once.results.ended, 'the stream to end after its one answer');
+    expect(await live.results.next()).toEqual({ data: { pet: { name: 'Cat 1' } }, isLive: true });
+    expect(a.gateway.live?.queries.open).toBe(1);
+  });
+});
+
 describe('the HTTP lane', () => {
   it('still serves plain requests with live queries on: the live plugin has no request hook', async () => {
     const a = await gateway();

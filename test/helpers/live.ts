@@ -62,13 +62,18 @@ export class LiveResults {
 export type SseLive = { results: LiveResults; status: Promise<number>; close(): void };
 
 /** Opens `query` over server-sent events (a POST with `Accept: text/event-stream`). */
-export function openSse(url: string, query: string, headers: Record<string, string> = {}): SseLive {
+export function openSse(
+  url: string,
+  query: string,
+  headers: Record<string, string> = {},
+  variables?: Record<string, unknown>,
+): SseLive {
   const results = new LiveResults();
   const abort = new AbortController();
   const status = fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
-    body: JSON.stringify({ query }),
+    body: JSON.stringify({ query, variables }),
     signal: abort.signal,
   }).then((response) => {
     void readEvents(response, results);

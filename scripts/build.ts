@@ -51,8 +51,10 @@ const graphqlAsModule: Plugin = {
     // Its real path, as esbuild resolves every other import: through a symlinked node_modules/ (a
     // copy of the project beside this one), the plugin's path and esbuild's would be two copies.
     const root = realpathSync(`${PROJECT}node_modules/graphql`);
-    build.onResolve({ filter: /^graphql(\/[\w/-]+)?$/ }, ({ path }) => {
-      const subpath = path.slice('graphql'.length);
+    // A deep import may name its CommonJS file (`graphql/execution/values.js`, as the live query
+    // store does): it goes to the module of the same name too.
+    build.onResolve({ filter: /^graphql(\/[\w/-]+)?(\.js)?$/ }, ({ path }) => {
+      const subpath = path.slice('graphql'.length).replace(/\.js$/, '');
       const file = [`${root}${subpath || '/index'}.mjs`, `${root}${subpath}/index.mjs`].find((candidate) =>
         existsSync(candidate),
       );

@@ -87,6 +87,11 @@ export type ErrorCode =
   | 'INCREMENTAL_DELIVERY_NOT_ACCEPTED'
   /** the operation needed more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION (a field error) */
   | 'UPSTREAM_FANOUT_LIMIT'
+  /**
+   * a `@live` query refused: LIVE_QUERIES_MAX live queries are open, or LIVE_QUERIES_PER_CLIENT_MAX of this client's
+   * (the stream's only answer, with no data)
+   */
+  | 'LIVE_QUERY_LIMIT'
   // The gateway's own failure.
   /**
    * the gateway failed outside GraphQL execution (a module that did not load, a plugin or the handler that threw,

@@ -36,6 +36,9 @@ import { UpstreamCache } from './upstream/cache.js';
 import { MemoryCacheStore } from './upstream/cache-store.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
+import { createLoaders } from './loaders.js';
+import { LiveQueries, withLiveDirective } from './live/index.js';
+import type { UpstreamClient } from './upstream/http.js';
 
 /** The configuration with both upstreams resolved (to their URLs or to the emulator's). */
 export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & {
@@ -63,6 +66,15 @@ export type Gateway = {
   redis?: SharedRedis | undefined;
   /** what writes through this gateway changed upstream (src/upstream/changes.ts): the upstream cache and live queries listen */
   changes: ChangeFeed;
+  /** live queries, with LIVE_QUERIES (src/live/): the server serves their WebSocket and ends them when it stops */
+  live?: GatewayLive | undefined;
+};
+
+/** Live queries as a server sees them. */
+export type GatewayLive = {
+  queries: LiveQueries;
+  /** serves the graphql-ws WebSocket transport on `server`'s `/graphql` */
+  attach(server: import('node:http').Server): void;
 };
 
 /**
@@ -161,8 +173,15 @@ function sharedState(config: GatewayConfig, observability: Observability): Share
 type GatewayUpstreams = {
   petstore: UpstreamPool;
   plants: UpstreamPool;
-  /** the upstreams of one operation, through its budget of calls, for `scope` when the lane names it */
-  upstreamsFor: (budget: UpstreamCallBudget, scope?: RequestScope) => Upstreams;
+  /**
+   * the upstreams of one operation, through its budget of calls, for `scope` when the lane names
+   * it; `record` wraps the pet store's client (a live query's run records its reads)
+   */
+  upstreamsFor: (
+    budget: UpstreamCallBudget,
+    scope?: RequestScope,
+    record?: (client: UpstreamClient) => UpstreamClient,
+  ) => Upstreams;
   /** what writes changed (src/upstream/changes.ts) */
   changes: ChangeFeed;
   /** the upstream cache, when UPSTREAM_CACHE is on */
@@ -176,6 +195,7 @@ type GatewayParts = {
   security: Security;
   schema: GraphQLSchema;
   upstreams: GatewayUpstreams;
+  live: LiveQueries | undefined;
 };
 
 /** Builds the gateway for a configuration. */
@@ -186,7 +206,8 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const shared = sharedState(config, observability);
   const { security, schema } = securedSchema(config, dependencies, observability, shared);
   const upstreams = createUpstreams(config, dependencies, observability, shared);
-  const parts: GatewayParts = { observability, shared, security, schema, upstreams };
+  const live = config.liveQueries ? createLive(config, observability, security, upstreams) : undefined;
+  const parts: GatewayParts = { observability, shared, security, schema, upstreams, live };
   const { yoga, plugins } = createGatewayYoga(config, parts);
   const { handler, yogaOnly } = createHttpHandler(laneOptions(config, parts, yoga, plugins));
 
@@ -196,8 +217,21 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     yogaOnly,
     redis: shared?.redis,
     changes: upstreams.changes,
+    live: live && {
+      queries: live,
+      attach: (server) =>
+        live.attach(server, {
+          yoga,
+          path: '/graphql',
+          maxPayloadBytes: config.requestMaxBytes,
+          rateLimiter: security.rateLimiter,
+          trustProxyHops: config.trustProxyHops,
+          trustedDocumentsOnly: config.trustedDocuments !== undefined,
+        }),
+    },
     close: async () => {
       upstreams.cache?.close();
+      await live?.close();
       await Promise.all([
         upstreams.petstore.close(),
         upstreams.plants.close(),
@@ -225,7 +259,8 @@ function securedSchema(
       { maxFiles: config.uploadMaxFiles },
       shared?.rateLimitStore ?? dependencies.rateLimitStore,
     );
-    const schema = security.schema(createSchema());
+    // `@live` is a directive of the schema only while live queries are on: off, a live query is refused as invalid.
+    const schema = security.schema(config.liveQueries ? withLiveDirective(createSchema()) : createSchema());
     // A misspelt type in RESPONSE_CACHE_TTL_PER_TYPE would silently cache nothing: refused at start.
     checkTtlPerType(config.responseCacheTtlPerType, schema);
     return { security, schema };
@@ -234,6 +269,43 @@ function securedSchema(
     void observability.close();
     throw error;
   }
+}
+
+/**
+ * Live queries (LIVE_QUERIES): each run of a live query gets fresh upstream clients, loaders and
+ * call budget, its reads recorded for the poller; the first keeps its request's scope (log,
+ * metrics, traces), a later run, started by a change rather than by a request, has none.
+ */
+function createLive(
+  config: GatewayConfig,
+  observability: Observability,
+  security: Security,
+  upstreams: GatewayUpstreams,
+): LiveQueries {
+  const { metrics } = observability;
+  return new LiveQueries({
+    maxTotal: config.liveQueriesMax,
+    maxPerClient: config.liveQueriesPerClientMax,
+    trustProxyHops: config.trustProxyHops,
+    changes: upstreams.changes,
+    poll: {
+      intervalMs: config.livePollIntervalMs,
+      maxPerSecond: config.livePollMaxPerSecond,
+      baseUrls: { petstore: config.petstoreUrl, plants: config.plantsUrl },
+      timeoutMs: config.upstreamTimeouts.petstore.totalMs,
+      // An area the gateway does not call now (circuit open, Retry-After) is not polled either.
+      held: (service) => {
+        const standing = upstreams[service].standing?.();
+        return standing !== undefined && (standing.circuit === 'open' || standing.gate.shut);
+      },
+    },
+    observe: metrics && ((event) => metrics.observeLive(event)),
+    renew: (context, recorder, first) => {
+      const scope = first ? observability.lane.scopes.scopeOf(context) : undefined;
+      const renewed = upstreams.upstreamsFor(security.budget(), scope, (client) => recorder.wrap(client));
+      Object.assign(context, renewed, { loaders: createLoaders(renewed.petstore, context.credentials) });
+    },
+  });
 }
 
 /** Builds both areas' upstream clients. */
@@ -274,8 +346,8 @@ function createUpstreams(
   const [petstore, plants] = [sampler.wrap(petstoreClient), sampler.wrap(plantsClient)];
   // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
   // The lane names the request each operation is for; yoga's requests find theirs ambient.
-  const upstreamsFor = (budget: UpstreamCallBudget, scope?: RequestScope): Upstreams => ({
-    petstore: createPetstoreApi(budget.limit(petstore, scope), {
+  const upstreamsFor: GatewayUpstreams['upstreamsFor'] = (budget, scope, record) => ({
+    petstore: createPetstoreApi((record ?? same)(budget.limit(petstore, scope)), {
       bodyFormat: config.petstoreBodyFormat,
       accept: config.petstoreAccept,
       changes,
@@ -284,6 +356,8 @@ function createUpstreams(
   });
   return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes, cache };
 }
+
+const same = (client: UpstreamClient) => client;
 
 /** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */
 type GatewayYoga = { yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>; plugins: Plugin[] };
@@ -330,7 +404,7 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
 /** The gateway's yoga plugins, in the order they must run. */
 function gatewayPlugins(
   config: GatewayConfig,
-  { observability, shared, security, upstreams }: GatewayParts,
+  { observability, shared, security, upstreams, live }: GatewayParts,
   graphiqlPlugin: Plugin,
 ): Plugin[] {
   return [
@@ -370,6 +444,8 @@ function gatewayPlugins(
     // code; its instrumentation still wraps the whole request, refused ones included. Then
     // /metrics and /readiness, the latter asked through each area's own pool.
     observability.plugin,
+    // `@live` queries (LIVE_QUERIES; src/live/): after the observer, whose execution it runs again on each change.
+    ...(live ? [live.plugin as Plugin] : []),
     useOperationsEndpoints({
       metrics: observability.metrics,
       readiness: () =>

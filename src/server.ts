@@ -3,7 +3,8 @@
  * once; requests in flight finish (within SHUTDOWN_GRACE_MS; the connection of each closes after
  * its answer); a keep-alive connection with nothing in flight may still bring one more request
  * for {@link IDLE_CLOSE_DELAY_MS} (answered with `Connection: close`) before it is closed; then
- * the gateway's upstream pools close. Used by `main.ts` for the single process and by each
+ * the gateway's upstream pools close. Live queries (LIVE_QUERIES) have their WebSocket served on
+ * this server's upgrades, and end as a stop begins. Used by `main.ts` for the single process and by each
  * cluster worker, which bound the whole stop with a deadline of their own.
  */
 import { randomUUID } from 'node:crypto';
@@ -148,6 +149,8 @@ export async function serve(
   });
   const { port } = server.address() as AddressInfo;
   const { answering } = connections;
+  // Live queries' WebSocket transport (LIVE_QUERIES), on this server's upgrades.
+  gateway.live?.attach(server);
 
   let stopping: Promise<'stopped' | 'cut'> | undefined;
   let cut: ((why: string) => void) | undefined;
@@ -177,6 +180,9 @@ export async function serve(
       };
       try {
         connections.stop();
+        // Live queries end now (their event streams complete, their WebSockets close with 1001):
+        // a stream has no end of its own to wait for within the grace period.
+        gateway.live?.queries.stop().catch((error: unknown) => gateway.yoga.logger.error(error));
         // net.Server's close: stops listening at once, and calls back when the last connection has
         // ended (node:http's own would also close the idle ones at once: see IDLE_CLOSE_DELAY_MS).
         NetServer.prototype.close.call(server, () => {

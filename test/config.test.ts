@@ -101,6 +101,12 @@ describe('loadConfig', () => {
       redisTimeoutMs: 100,
       redisRequired: false,
       rateLimitFailClosed: false,
+      // Off: each live query holds a connection and has the gateway poll the upstream (docs/live-queries.md).
+      liveQueries: false,
+      liveQueriesMax: 1000,
+      liveQueriesPerClientMax: 10,
+      livePollIntervalMs: 5000,
+      livePollMaxPerSecond: 20,
     });
   });
 
@@ -196,6 +202,11 @@ describe('loadConfig', () => {
     ['REDIS_TIMEOUT_MS', '250', 'redisTimeoutMs', 250],
     ['REDIS_REQUIRED', 'true', 'redisRequired', true],
     ['RATE_LIMIT_FAIL_CLOSED', 'true', 'rateLimitFailClosed', true],
+    ['LIVE_QUERIES', 'true', 'liveQueries', true],
+    ['LIVE_QUERIES_MAX', '50', 'liveQueriesMax', 50],
+    ['LIVE_QUERIES_PER_CLIENT_MAX', '3', 'liveQueriesPerClientMax', 3],
+    ['LIVE_POLL_INTERVAL_MS', '1000', 'livePollIntervalMs', 1000],
+    ['LIVE_POLL_MAX_PER_SECOND', '5', 'livePollMaxPerSecond', 5],
   ];
   /** The twelve timeout settings, which the configuration gives resolved: one object per area. */
   const TIMEOUT_SETTINGS = {

@@ -67,9 +67,23 @@ export type Metrics = {
   observeContractMismatch(service: UpstreamService, operation: string, path: string): void;
   /** counts one Redis command that failed, timed out or could not be sent (`operation`: e.g. `cache.get`) */
   observeRedisError(operation: string): void;
+  /** live queries (src/live/): how many are open, an invalidation, a poll's outcome, a refusal */
+  observeLive(event: LiveEvent): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;
 };
+
+/** What {@link Metrics.observeLive} counts. */
+export type LiveEvent =
+  | { kind: 'open'; open: number }
+  /** identifiers invalidated, learnt from a write through a replica (`change`) or from a poll (`poll`) */
+  | { kind: 'invalidation'; source: 'change' | 'poll' }
+  | {
+      kind: 'poll';
+      service: UpstreamService;
+      outcome: 'changed' | 'unchanged' | 'not_modified' | 'failed' | 'deferred' | 'held';
+    }
+  | { kind: 'refusal'; limit: 'total' | 'per_client' };
 
 let processRegistry: Registry | undefined;
 
@@ -244,6 +258,34 @@ function contractMetrics(registers: Registry[]) {
   return labelled((service, operation, path) => mismatches.labels({ service, operation, path }));
 }
 
+/** Live queries: open, invalidations, polls, refusals (src/live/). */
+function liveMetrics(registers: Registry[]) {
+  return {
+    open: new Gauge({ name: 'live_queries_open', help: 'Live queries (@live) open', registers }),
+    invalidations: new Counter({
+      name: 'live_query_invalidations_total',
+      help: 'Invalidations of live queries, by what told of the change: a write through a replica (change) or a poll (poll)',
+      labelNames: ['source'] as const,
+      registers,
+    }),
+    polls: new Counter({
+      name: 'live_query_polls_total',
+      help:
+        'Polls of upstream reads that live queries watch, by service and outcome: changed, unchanged, not_modified ' +
+        '(304), failed; not sent: deferred (over LIVE_POLL_MAX_PER_SECOND, left to the next round), held (the ' +
+        "area's circuit open or a Retry-After not passed)",
+      labelNames: ['service', 'outcome'] as const,
+      registers,
+    }),
+    refusals: new Counter({
+      name: 'live_query_refusals_total',
+      help: 'Live queries refused with LIVE_QUERY_LIMIT, by the limit reached: total (LIVE_QUERIES_MAX) or per_client',
+      labelNames: ['limit'] as const,
+      registers,
+    }),
+  };
+}
+
 /** An upstream call as {@link Metrics.observeUpstreamCall} is given it. */
 type UpstreamCall = Parameters<Metrics['observeUpstreamCall']>[0];
 
@@ -257,6 +299,7 @@ class GatewayMetrics implements Metrics {
   private readonly redisErrors: ReturnType<typeof redisMetrics>;
   private readonly circuits: ReturnType<typeof circuitMetrics>;
   private readonly contractMismatches: ReturnType<typeof contractMetrics>;
+  private readonly live: ReturnType<typeof liveMetrics>;
   /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
   private readonly knownNames = new Set<string>();
   private readonly clusterMetrics: (() => Promise<string>) | undefined;
@@ -273,6 +316,7 @@ class GatewayMetrics implements Metrics {
     this.redisErrors = redisMetrics(registers);
     this.circuits = circuitMetrics(registers);
     this.contractMismatches = contractMetrics(registers);
+    this.live = liveMetrics(registers);
   }
 
   observeOperation(operation: OperationRecord): void {
@@ -328,6 +372,14 @@ class GatewayMetrics implements Metrics {
 
   observeRedisError(operation: string): void {
     this.redisErrors.inc({ operation });
+  }
+
+  observeLive(event: LiveEvent): void {
+    const { live } = this;
+    if (event.kind === 'open') live.open.set(event.open);
+    else if (event.kind === 'invalidation') live.invalidations.inc({ source: event.source });
+    else if (event.kind === 'poll') live.polls.inc({ service: event.service, outcome: event.outcome });
+    else live.refusals.inc({ limit: event.limit });
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

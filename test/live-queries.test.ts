@@ -22,7 +22,8 @@ import { noLiveWithDeferOrStream } from '../src/live/plugin.js';
 import { withLiveDirective } from '../src/live/index.js';
 import type { Emulator } from '../src/emulator/server.js';
 import { until } from './helpers/clock.js';
-import { connectReplicas, failureCodes, openSse, openWs, serveLiveGateway, type LiveGateway } from './helpers/live.js';
+import { failureCodes, openSse, openWs, serveLiveGateway, type LiveGateway } from './helpers/live.js';
+import { useRedis } from './helpers/redis.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, postGraphQL } from './helpers/stack.js';
 import { startUpstream } from './helpers/upstream.js';
 
@@ -30,6 +31,7 @@ const LIVE_PET = 'query @live { pet(id: "1") { id name status } }';
 const UPDATE_PET = 'mutation ($input: PetInput!) { updatePet(id: "1", input: $input) { id name } }';
 
 let emulator: Emulator;
+const redis = useRedis();
 const started: LiveGateway[] = [];
 const cleanups: (() => unknown)[] = [];
 
@@ -52,10 +54,30 @@ async function gateway(overrides: Parameters<typeof serveLiveGateway>[1] = {}): 
   return served;
 }
 
+/**
+ * Two replicas on the test's Redis, each subscribed to the shared change feed (each has heard a
+ * change published on its channel from outside both).
+ */
+async function replicas(): Promise<[LiveGateway, LiveGateway]> {
+  const shared = { redisUrl: redis.url, redisKeyPrefix: 'live-test:' };
+  const pair: [LiveGateway, LiveGateway] = [await gateway(shared), await gateway(shared)];
+  const heard = pair.map(() => 0);
+  const stops = pair.map((one, index) => one.gateway.changes.listen(() => (heard[index] = (heard[index] ?? 0) + 1)));
+  await until(async () => {
+    await redis.cli(
+      'PUBLISH',
+      'live-test:upstream-changes',
+      JSON.stringify({ from: 'the test', changes: [{ resource: 'user', username: 'nobody' }] }),
+    );
+    return heard.every((count) => count > 0);
+  }, 'both replicas to subscribe to the change feed');
+  for (const stop of stops) stop();
+  return pair;
+}
+
 describe('a write through another replica', () => {
   it('reaches a live query over server-sent events at once', async () => {
-    const [a, b] = [await gateway(), await gateway()];
-    cleanups.push(connectReplicas(b.gateway, a.gateway));
+    const [a, b] = await replicas();
     const live = openSse(a.url, LIVE_PET, ALL_CREDENTIALS);
     cleanups.push(() => live.close());
 
@@ -76,8 +98,7 @@ describe('a write through another replica', () => {
 
 describe('over graphql-ws', () => {
   it('answers a live query and again after a write through another replica, with the credential of connection_init', async () => {
-    const [a, b] = [await gateway(), await gateway()];
-    cleanups.push(connectReplicas(b.gateway, a.gateway));
+    const [a, b] = await replicas();
     const live = openWs(a.url, LIVE_PET, { api_key: API_KEY });
     cleanups.push(() => live.close());
 

@@ -8,7 +8,6 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/gateway.js';
 import { serve, type Serving } from '../../src/server.js';
-import { LocalChangeFeed } from '../../src/upstream/changes.js';
 import { testConfig } from './stack.js';
 
 /** A GraphQL result as a live query's client receives it. */
@@ -164,15 +163,4 @@ export async function serveLiveGateway(
     url: `http://127.0.0.1:${serving.port}/graphql`,
     stop: () => serving.stop('test over'),
   };
-}
-
-/**
- * Makes the writes through `from` heard by `to`'s live queries, as a feed shared across replicas
- * does. Until the Redis feed is on main, the test's own bridge: each change `from` tells is told
- * to `to`'s listeners (one way only: two-way, each would tell the other again, forever).
- */
-export function connectReplicas(from: Gateway, to: Gateway): () => void {
-  const feed = to.changes;
-  if (!(feed instanceof LocalChangeFeed)) throw new Error('connectReplicas bridges local feeds only');
-  return from.changes.listen((changes) => feed.tell(changes));
 }

@@ -88,6 +88,15 @@ export type MixedRun = {
   seconds: number;
 };
 
+/** Live queries held open while nothing changes (issue 23): the gateway's CPU and memory, and the polls it sends. */
+export type LiveAtRestRun = {
+  liveQueries: number;
+  seconds: number;
+  cpuMs: number;
+  rssBytes: number;
+  upstreamCalls: number;
+};
+
 /** One process of a gateway's tree and its peak resident set size over its life (VmHWM). */
 export type ProcessPeak = { role: 'primary' | 'worker'; bytes: number };
 
@@ -119,6 +128,8 @@ export type ResultsInput = {
   samePet: SamePetRun[];
   /** the mixed workload's runs (issue 23); empty when it was not run */
   mixed: MixedRun[];
+  /** live queries at rest (issue 23): none, then some held open; empty when it was not run */
+  liveAtRest: LiveAtRestRun[];
   measurements: Measurement[];
   singleClient: SingleClient[];
   steady: SteadyRun | undefined;
@@ -322,6 +333,28 @@ function renderMixed(input: ResultsInput, push: (...lines: string[]) => number):
       (run) =>
         `| ${run.contender} | ${run.answered} | ${(run.answered / Math.max(0.001, run.seconds)).toFixed(0)} | ${run.upstreamCalls} | ${(run.upstreamCalls / Math.max(1, run.answered)).toFixed(3)} | ${run.failures} |`,
     ),
+    '',
+  );
+}
+
+/** Live queries at rest: CPU per second, memory and upstream polls with none and with some held open. */
+function renderLiveAtRest(input: ResultsInput, push: (...lines: string[]) => number): void {
+  const [idle, held] = input.liveAtRest;
+  if (idle === undefined || held === undefined) return;
+  const perQuery = (more: number) => (more / Math.max(1, held.liveQueries)).toFixed(3);
+  push(
+    '## Live queries at rest',
+    '',
+    `One gateway (WORKERS=1, \`LIVE_QUERIES=true\`, \`LIVE_POLL_INTERVAL_MS\` at its default, 5000) in front of a recording emulator, ${held.seconds} s of rest with no live query, then ${held.seconds} s with ${held.liveQueries} open over server-sent events, one per pet 1–${held.liveQueries}, all with the same credential. Nothing changes: what is left is the polling of what they read (one \`GET /pet/{id}\` per pet and interval, with the caller's credential) and the connections held.`,
+    '',
+    '| Live queries | CPU ms per second | RSS MB | Upstream calls | Upstream calls per second |',
+    '|---:|---:|---:|---:|---:|',
+    ...[idle, held].map(
+      (run) =>
+        `| ${run.liveQueries} | ${(run.cpuMs / run.seconds).toFixed(2)} | ${(run.rssBytes / 2 ** 20).toFixed(1)} | ${run.upstreamCalls} | ${(run.upstreamCalls / run.seconds).toFixed(1)} |`,
+    ),
+    '',
+    `Per live query at rest: ${perQuery((held.cpuMs - idle.cpuMs) / held.seconds)} ms of CPU per second, ${perQuery((held.rssBytes - idle.rssBytes) / 1024)} KB of memory.`,
     '',
   );
 }
@@ -575,6 +608,7 @@ export function renderResults(input: ResultsInput): string {
   }
 
   renderMixed(input, push);
+  renderLiveAtRest(input, push);
 
   if (input.singleClient.length > 0) {
     push(

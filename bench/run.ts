@@ -50,6 +50,7 @@ import {
   type Measurement,
   type ProcessPeak,
   type MixedRun,
+  type LiveAtRestRun,
   type ResultsInput,
   type SamePetRun,
   type SingleClient,
@@ -58,6 +59,7 @@ import {
 } from './report.js';
 import {
   CREDENTIAL_HEADERS,
+  MIXED_PETS,
   mixedWorkload,
   SCENARIOS,
   seedMixedPets,
@@ -619,6 +621,85 @@ async function mixed(): Promise<MixedRun[]> {
   }
 }
 
+/** Live queries held open at rest (issue 23): one per pet 1–100, polled at the default interval. */
+const LIVE_AT_REST = { queries: MIXED_PETS, pollIntervalMs: 5000 };
+
+/** A live query held open over server-sent events, once its first result has arrived. */
+async function openLiveQuery(url: string, petId: number): Promise<AbortController> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...CREDENTIAL_HEADERS },
+    body: JSON.stringify({ query: `query Live @live { pet(id: ${petId}) { id name status } }` }),
+    signal: controller.signal,
+  });
+  const reader = response.body?.getReader();
+  let seen = '';
+  while (reader && !seen.includes('"isLive":true')) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    seen += new TextDecoder().decode(value);
+  }
+  if (!response.ok || !seen.includes('"isLive":true'))
+    throw new Error(`live query on pet ${petId}: ${response.status} ${seen.slice(0, 200)}`);
+  return controller;
+}
+
+/** The gateway's CPU time, resident set and the upstream's calls over `seconds` of rest. */
+async function atRest(
+  liveQueries: number,
+  gateway: Child,
+  emulator: { requests: readonly unknown[]; clearRequests(): void },
+  seconds: number,
+): Promise<LiveAtRestRun> {
+  emulator.clearRequests();
+  const before = cpuTicksOf([gateway.pid]);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const cpuMs = cpuMsBetween(before, cpuTicksOf([gateway.pid]));
+  return { liveQueries, seconds, cpuMs, rssBytes: memoryOf(gateway.pid).rss, upstreamCalls: emulator.requests.length };
+}
+
+/**
+ * Issue 23: what live queries cost while nothing changes. One gateway (WORKERS=1, LIVE_QUERIES=true,
+ * the default polling interval) in front of a recording emulator: CPU time, resident set and
+ * upstream calls over a window of rest with no live query, then with {@link LIVE_AT_REST}'s open
+ * over server-sent events (each on its own pet, the same credential), each window longer than
+ * three polling intervals.
+ */
+async function liveAtRest(): Promise<LiveAtRestRun[]> {
+  const seconds = QUICK ? 6 : 20;
+  console.log(`live queries at rest: none, then ${LIVE_AT_REST.queries}, ${seconds} s each`);
+  const emulator = await startEmulator({ latencyMs: 0, recordRequests: true });
+  const children: Child[] = [];
+  const open: AbortController[] = [];
+  try {
+    await seedUpstream(emulator.petstoreUrl);
+    await seedMixedPets(emulator.petstoreUrl);
+    const gateway = await startGateway('live at rest', {
+      ...PRODUCTION_ENV,
+      PETSTORE_URL: emulator.petstoreUrl,
+      PLANTS_URL: emulator.plantsUrl,
+      WORKERS: '1',
+      LIVE_QUERIES: 'true',
+      LIVE_QUERIES_PER_CLIENT_MAX: String(LIVE_AT_REST.queries),
+      LIVE_POLL_INTERVAL_MS: String(LIVE_AT_REST.pollIntervalMs),
+    });
+    children.push(gateway);
+    const idle = await atRest(0, gateway, emulator, seconds);
+    for (let id = 1; id <= LIVE_AT_REST.queries; id += 1) open.push(await openLiveQuery(gateway.url, id));
+    const held = await atRest(LIVE_AT_REST.queries, gateway, emulator, seconds);
+    for (const run of [idle, held])
+      console.log(
+        `  ${run.liveQueries} live queries: ${(run.cpuMs / run.seconds).toFixed(1)} ms CPU/s, RSS ${(run.rssBytes / 2 ** 20).toFixed(0)} MB, ${run.upstreamCalls} upstream calls`,
+      );
+    return [idle, held];
+  } finally {
+    for (const controller of open) controller.abort();
+    for (const child of children.reverse()) await child.stop();
+    await emulator.close();
+  }
+}
+
 /**
  * Start to first answer and idle memory, with WORKERS=1 and WORKERS=auto, `PLAN.starts` times
  * each (alternating): the time from the spawn of `node … dist/main.js` until the first answer
@@ -864,6 +945,7 @@ async function main(): Promise<void> {
       calls: ONLY === undefined ? await countCalls() : [],
       samePet: ONLY === undefined ? await samePet() : [],
       mixed: ONLY === undefined ? await mixed() : [],
+      liveAtRest: ONLY === undefined ? await liveAtRest() : [],
       measurements: [],
       singleClient: [],
       steady: undefined,

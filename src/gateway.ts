@@ -15,7 +15,7 @@ import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
-import { useIncrementalDelivery } from './plugins/incremental-delivery.js';
+import { deferStreamValidation, useIncrementalDelivery } from './plugins/incremental-delivery.js';
 import { useUpstreamCacheNotice } from './plugins/upstream-cache-notice.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
@@ -258,6 +258,8 @@ function securedSchema(
       config,
       { maxFiles: config.uploadMaxFiles },
       shared?.rateLimitStore ?? dependencies.rateLimitStore,
+      // @defer and @stream's rules, kept with each document's validation (src/plugins/incremental-delivery.ts).
+      [deferStreamValidation()],
     );
     // `@live` is a directive of the schema only while live queries are on: off, a live query is refused as invalid.
     const schema = security.schema(config.liveQueries ? withLiveDirective(createSchema()) : createSchema());

@@ -23,11 +23,11 @@ function countingRule(): { rule: ValidationRule; runs: () => number } {
   return { rule, runs: () => runs };
 }
 
-function yogaWith(rule: ValidationRule) {
+function yogaWith(rule: ValidationRule, hooks: Parameters<typeof useValidationRules>[1] = []) {
   return createYoga({
     schema: createSchema({ typeDefs: 'type Query { open: String, secret: String }', resolvers: {} }),
     parserAndValidationCache: { validationCache: false },
-    plugins: [useValidationRules([rule])],
+    plugins: [useValidationRules([rule], hooks)],
     logging: false,
   });
 }
@@ -72,5 +72,27 @@ describe('useValidationRules', () => {
     expect(first).toEqual(refusal);
     expect(second).toEqual(refusal);
     expect(runs()).toBe(1);
+  });
+
+  it("runs another plugin's validation hook (one that adds rules) once per document, with its rules applied", async () => {
+    const { rule, runs } = countingRule();
+    const added = countingRule();
+    let hookCalls = 0;
+    const yoga = yogaWith(rule, [
+      ({ addValidationRule }) => {
+        hookCalls += 1;
+        addValidationRule(added.rule);
+      },
+    ]);
+
+    await ask(yoga, '{ open }');
+    await ask(yoga, '{ open }');
+    const refused = await ask(yoga, '{ secret }');
+
+    expect(hookCalls).toBe(2);
+    expect([runs(), added.runs()]).toEqual([2, 2]);
+    // Both the rule and the hook's rule refuse the field: two errors.
+    expect(refused.status).toBe(400);
+    expect((refused.body as { errors: unknown[] }).errors).toHaveLength(2);
   });
 });

@@ -16,6 +16,7 @@
  *   message that quotes the caller's credential with it.
  */
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import type { ValidateHook } from '../security/query-limits.js';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { Kind, visit, type DirectiveNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { HeaderSource } from '../credentials.js';
@@ -159,9 +160,23 @@ function useIncrementalErrorMasking(options: IncrementalDeliveryOptions): Plugin
   };
 }
 
-/** `@defer` and `@stream`, refused to clients that take no stream, with the errors of their parts masked. */
+/**
+ * `@defer` and `@stream`, refused to clients that take no stream, with the errors of their parts
+ * masked. The defer-stream plugin's directives are added here; its validation rules are added by
+ * the gateway's validation plugin ({@link deferStreamValidation}), once per document: its own hook
+ * filters every rule by name on each request.
+ */
 export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
-  return [useDeferStream(), refuseUnacceptedStreams, useIncrementalErrorMasking(options)];
+  const { onSchemaChange } = useDeferStream();
+  return [{ onSchemaChange }, refuseUnacceptedStreams, useIncrementalErrorMasking(options)];
+}
+
+/** The defer-stream plugin's validation hook (it adds the rules of `@defer` and `@stream`), for useValidationRules. */
+export function deferStreamValidation(): ValidateHook {
+  const { onValidate } = useDeferStream();
+  if (onValidate === undefined)
+    throw new Error('the defer-stream plugin no longer validates: see src/plugins/incremental-delivery.ts');
+  return onValidate;
 }
 
 /**

@@ -11,7 +11,7 @@ import { checkRepresentations } from './entities.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useInputDepthLimit } from './input-depth.js';
-import { useQueryLimits } from './query-limits.js';
+import { useQueryLimits, type ValidateHook } from './query-limits.js';
 import { createRateLimiter, useRateLimit, type RateLimiter, type RateLimitStore } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
 import { useRequestBodyLimits } from './request-body.js';
@@ -65,12 +65,15 @@ export type Security = {
 
 /**
  * Builds the protections. Reads the trusted documents manifest when one is configured.
+ * `validationHooks` (other plugins' hooks that only add validation rules) run with the limits'
+ * rules, once per document.
  * @throws ConfigError when the manifest cannot be used
  */
 export function createSecurity(
   config: SecurityConfig,
   uploads: { maxFiles: number },
   rateLimitStore?: RateLimitStore,
+  validationHooks: readonly ValidateHook[] = [],
 ): Security {
   const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
   const limits = {
@@ -89,14 +92,17 @@ export function createSecurity(
       maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
     }),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
-    ...useQueryLimits({
-      maxDepth: config.queryMaxDepth,
-      maxAliases: config.queryMaxAliases,
-      maxTokens: config.queryMaxTokens,
-      maxDirectives: config.queryMaxDirectives,
-      maxCost: config.queryMaxCost,
-      introspection: config.introspection,
-    }),
+    ...useQueryLimits(
+      {
+        maxDepth: config.queryMaxDepth,
+        maxAliases: config.queryMaxAliases,
+        maxTokens: config.queryMaxTokens,
+        maxDirectives: config.queryMaxDirectives,
+        maxCost: config.queryMaxCost,
+        introspection: config.introspection,
+      },
+      validationHooks,
+    ),
     // Before the plugins that walk variables (redaction, the response cache's key, the log).
     useInputDepthLimit(config.inputMaxDepth),
     useVariableErrorCode(),

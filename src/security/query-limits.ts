@@ -50,11 +50,12 @@ function report(code: ErrorCode): RejectCallback {
 /**
  * The gateway's limits: graphql-armor's token limit on parsing and its field-suggestion mask, as
  * its envelop plugin, and its depth, alias, directive and cost rules (with the introspection ban
- * when introspection is off) in one validation plugin ({@link useValidationRules}). Rejections
+ * when introspection is off, and `validationHooks`, other plugins' hooks that add rules) in one
+ * validation plugin ({@link useValidationRules}). Rejections
  * are reported as validation errors (not thrown), so they reach the caller as a 400 with a code;
  * the token limit, which is checked while parsing, throws its own coded error.
  */
-export function useQueryLimits(limits: QueryLimits): Plugin[] {
+export function useQueryLimits(limits: QueryLimits, validationHooks: readonly ValidateHook[] = []): Plugin[] {
   const validation = { propagateOnRejection: false, exposeLimits: true } as const;
   // armor's rules, made once: its envelop plugin would make each one again for every request.
   const { validationRules } = new ApolloArmor({
@@ -83,19 +84,26 @@ export function useQueryLimits(limits: QueryLimits): Plugin[] {
     // "Did you mean …?" in validation messages spells out the schema: hidden when introspection is.
     blockFieldSuggestion: { enabled: !limits.introspection },
   });
-  return [parsing, useValidationRules([...validationRules, ...(limits.introspection ? [] : [noIntrospection])])];
+  const rules = [...validationRules, ...(limits.introspection ? [] : [noIntrospection])];
+  return [parsing, useValidationRules(rules, validationHooks)];
 }
+
+/** A plugin's `onValidate` hook, such as one that only adds rules (yoga's defer-stream plugin). */
+export type ValidateHook = NonNullable<Plugin['onValidate']>;
 
 /**
  * Adds `rules` to validation, and keeps each document's validation result (by schema and parsed
  * document, which yoga's parser cache hands out once per document text), so a document is
  * validated once. It replaces yoga's validation cache (turned off in src/gateway.ts), which keys
- * its results by the names of every rule, joined anew for each request.
+ * its results by the names of every rule, joined anew for each request. `hooks` are other
+ * plugins' validation hooks whose work is kept with the result (they only add rules): they run
+ * when a document is validated, not for each request that sends it again.
  */
-export function useValidationRules(rules: readonly ValidationRule[]): Plugin {
+export function useValidationRules(rules: readonly ValidationRule[], hooks: readonly ValidateHook[] = []): Plugin {
   const results = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly Error[]>>();
   return {
-    onValidate({ params, addValidationRule, setResult }) {
+    onValidate(payload) {
+      const { params, addValidationRule, setResult } = payload;
       const schema = params.schema as GraphQLSchema;
       const documentAST = params.documentAST as DocumentNode;
       let bySchema = results.get(schema);
@@ -103,8 +111,12 @@ export function useValidationRules(rules: readonly ValidationRule[]): Plugin {
       const known = bySchema.get(documentAST);
       if (known !== undefined) return void setResult(known);
       for (const rule of rules) addValidationRule(rule);
+      const afters = hooks.map((hook) => hook(payload)).filter((after) => typeof after === 'function');
       const found = bySchema;
-      return ({ result }) => void found.set(documentAST, result);
+      return (done) => {
+        for (const after of afters) after(done);
+        found.set(documentAST, done.result);
+      };
     },
   };
 }

@@ -147,16 +147,20 @@ function useIncrementalErrorMasking(options: IncrementalDeliveryOptions): Plugin
     return { ...part, errors };
   };
   return {
-    onExecute: () => ({
-      onExecuteDone: (payload) =>
-        handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
-          const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
-          if (!incremental?.some((part) => part.errors?.length)) return;
-          // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
-          const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args)) };
-          setResult(masked);
-        }),
-    }),
+    // Only a document with @defer or @stream has parts: any other's result is left alone, unwatched.
+    onExecute: ({ args }) =>
+      incrementalDirectives(args.document as DocumentNode).length === 0
+        ? undefined
+        : {
+            onExecuteDone: (payload) =>
+              handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
+                const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
+                if (!incremental?.some((part) => part.errors?.length)) return;
+                // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
+                const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args)) };
+                setResult(masked);
+              }),
+          },
   };
 }
 

@@ -280,15 +280,30 @@ export function route(
   template: string,
   values: Readonly<Record<string, string | number>>,
 ): { path: string; template: string } {
-  const built = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+  const parts = templateParts(template);
+  let path = parts[0] ?? '';
+  for (let index = 1; index < parts.length; index += 2) {
+    const name = parts[index] ?? '';
     const value = values[name];
     if (value === undefined) throw new Error(`route ${template}: no value for {${name}}`);
-    return encodeSegment(String(value));
-  });
-  return { path: built, template };
+    path += encodeSegment(String(value)) + (parts[index + 1] ?? '');
+  }
+  return { path, template };
 }
 
+/** A template split at its `{name}`s: text, name, text, … (a handful of templates, each split once). */
+function templateParts(template: string): readonly string[] {
+  let parts = TEMPLATE_PARTS.get(template);
+  if (parts === undefined) TEMPLATE_PARTS.set(template, (parts = template.split(/\{(\w+)\}/)));
+  return parts;
+}
+const TEMPLATE_PARTS = new Map<string, readonly string[]>();
+
+/** Characters encodeURIComponent leaves as they are, but for '.': a segment of them needs no encoding. */
+const PLAIN_SEGMENT = /^[\w~!*'()-]+$/;
+
 function encodeSegment(value: string): string {
+  if (PLAIN_SEGMENT.test(value)) return value;
   // encodeURIComponent leaves '.' alone, and a segment of '.' or '..' would be resolved away.
   return encodeURIComponent(value).replace(/\./g, '%2E');
 }

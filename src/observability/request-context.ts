@@ -138,3 +138,26 @@ export class LogScope {
 export function requestIdFrom(header: string | null): string {
   return header !== null && /^[\w.:/+=@-]{1,128}$/.test(header) ? header : randomUUID();
 }
+
+/**
+ * `change` applied to a result with the upstream calls its request made, or to each result of a
+ * batched request with its own operation's calls (the n-th result is the n-th operation's, as the
+ * observer pairs them); a stream (an incremental delivery) is left as it is: its calls go on after
+ * its first part.
+ */
+export function withCallsOf<R extends object>(
+  result: unknown,
+  request: RequestRecord,
+  change: (one: R, calls: readonly UpstreamCallRecord[]) => R,
+): unknown {
+  if (Array.isArray(result))
+    return result.map((one: R, index) => {
+      const operation = request.operations[index];
+      return change(
+        one,
+        request.upstream.filter((call) => call.for === operation),
+      );
+    });
+  if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return result;
+  return change(result as R, request.upstream);
+}

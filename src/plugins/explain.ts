@@ -15,11 +15,11 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
-import type {
-  OperationRecord,
-  RequestRecord,
-  RequestScopes,
-  UpstreamCallRecord,
+import {
+  withCallsOf,
+  type RequestRecord,
+  type RequestScopes,
+  type UpstreamCallRecord,
 } from '../observability/request-context.js';
 
 /** The request header that asks for `extensions.upstream`, with the value `1`. */
@@ -79,19 +79,7 @@ function withUpstream(result: ExecutionResult, calls: readonly UpstreamCallRecor
  * incremental delivery) is left as it is: its calls go on after its first part.
  */
 export function explained(result: unknown, request: RequestRecord): unknown {
-  if (Array.isArray(result)) {
-    const { operations } = request;
-    // As the observer pairs them (resultReady): the n-th result is the n-th operation's.
-    return result.map((one: ExecutionResult, index) => {
-      const operation: OperationRecord | undefined = operations[index];
-      return withUpstream(
-        one,
-        request.upstream.filter((call) => call.for === operation),
-      );
-    });
-  }
-  if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return result;
-  return withUpstream(result, request.upstream);
+  return withCallsOf(result, request, withUpstream);
 }
 
 /**

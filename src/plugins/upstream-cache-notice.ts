@@ -13,7 +13,12 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
-import type { RequestRecord, RequestScopes, UpstreamCallRecord } from '../observability/request-context.js';
+import {
+  withCallsOf,
+  type RequestRecord,
+  type RequestScopes,
+  type UpstreamCallRecord,
+} from '../observability/request-context.js';
 
 /** One stale answer as `extensions.upstreamCache` shows it. */
 export type StaleNotice = {
@@ -47,17 +52,7 @@ function noticed(result: ExecutionResult, calls: readonly UpstreamCallRecord[]):
  */
 export function withStaleNotices(result: unknown, request: RequestRecord): unknown {
   if (!request.upstream.some((call) => call.cached !== undefined && call.cached !== 'fresh')) return result;
-  if (Array.isArray(result)) {
-    return result.map((one: ExecutionResult, index) => {
-      const operation = request.operations[index];
-      return noticed(
-        one,
-        request.upstream.filter((call) => call.for === operation),
-      );
-    });
-  }
-  if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return result;
-  return noticed(result, request.upstream);
+  return withCallsOf(result, request, noticed);
 }
 
 /**

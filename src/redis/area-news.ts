@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AreaNews, AreaNewsChannel } from '../upstream/circuit.js';
 import type { UpstreamService } from '../upstream/failure.js';
-import type { SharedRedis } from './connection.js';
+import { publishedObject, type SharedRedis } from './connection.js';
 
 const CHANNEL = 'upstream-holds';
 const SERVICES: readonly UpstreamService[] = ['petstore', 'plants'];
@@ -23,14 +23,9 @@ const MAX_NEWS_MS = 3_600_000;
 
 /** The news a message carries, if it is well formed (anything else is dropped). */
 function readNews(text: string): (AreaNews & { from: string }) | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { service, hold, ms, from } = value as Record<string, unknown>;
+  const value = publishedObject(text);
+  if (value === undefined) return undefined;
+  const { service, hold, ms, from } = value;
   if (!SERVICES.includes(service as UpstreamService) || !HOLDS.includes(hold as AreaNews['hold'])) return undefined;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0 || typeof from !== 'string') return undefined;
   return { service: service as UpstreamService, hold: hold as AreaNews['hold'], ms: Math.min(ms, MAX_NEWS_MS), from };

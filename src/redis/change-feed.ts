@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LocalChangeFeed, type ChangeFeed, type ChangeListener, type UpstreamChange } from '../upstream/changes.js';
-import type { SharedRedis } from './connection.js';
+import { publishedObject, type SharedRedis } from './connection.js';
 
 const CHANNEL = 'upstream-changes';
 /** More changes in one message are not believed: no write changes that much. */
@@ -31,14 +31,9 @@ function readChange(value: unknown): UpstreamChange | undefined {
 
 /** The changes a message carries and who sent it, if it is well formed. */
 function readMessage(text: string): { from: string; changes: UpstreamChange[] } | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { from, changes } = value as Record<string, unknown>;
+  const value = publishedObject(text);
+  if (value === undefined) return undefined;
+  const { from, changes } = value;
   if (typeof from !== 'string' || !Array.isArray(changes) || changes.length > MAX_CHANGES) return undefined;
   const read = changes.map(readChange);
   return read.every((change) => change !== undefined) ? { from, changes: read } : undefined;

@@ -226,3 +226,19 @@ function reasonOf(error: Error): string {
   const word = /^[A-Z]+\b/.exec(error.message);
   return word ? word[0] : 'connection error';
 }
+
+/**
+ * The fields of a JSON object another replica published, or undefined when the text is not one
+ * (a message from another deployment, or a hostile writer, is dropped, never thrown on).
+ */
+export function publishedObject(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}

@@ -51,6 +51,7 @@ import {
   type ProcessPeak,
   type MixedRun,
   type LiveAtRestRun,
+  type ContractCheckRun,
   type ResultsInput,
   type SamePetRun,
   type SingleClient,
@@ -621,6 +622,67 @@ async function mixed(): Promise<MixedRun[]> {
   }
 }
 
+/** The contract check's settings measured from within (issue 22): its default sample, and every answer. */
+const CONTRACT_SAMPLES: readonly { label: string; sample: string | undefined }[] = [
+  { label: 'default (UPSTREAM_CONTRACT_SAMPLE unset, 0.01)', sample: undefined },
+  { label: 'every answer (UPSTREAM_CONTRACT_SAMPLE=1)', sample: '1' },
+];
+
+/** The sum of a counter's samples in a gateway's /metrics. */
+async function counterSum(graphqlUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', graphqlUrl))).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/**
+ * Issue 22: what the contract check costs, measured from within. Each setting's gateway (WORKERS=1,
+ * sharing off, 0 ms upstream) answers scenarios 1 and 2 on 10 connections; the time its checks
+ * took (`upstream_contract_check_seconds_total`) is set against its CPU time over the same run:
+ * unlike two gateways' CPU per request, which differ by process, it measures the checks alone.
+ */
+async function contractCheckCost(): Promise<ContractCheckRun[]> {
+  console.log(`contract check cost, ${PLAN.samePetSeconds} s per scenario and setting`);
+  const emulator = await startEmulator({ latencyMs: 0, recordRequests: false });
+  const children: Child[] = [];
+  try {
+    await seedUpstream(emulator.petstoreUrl);
+    const out: ContractCheckRun[] = [];
+    for (const setting of CONTRACT_SAMPLES) {
+      const gateway = await startGateway(`contract ${setting.label}`, {
+        ...PRODUCTION_ENV,
+        PETSTORE_URL: emulator.petstoreUrl,
+        PLANTS_URL: emulator.plantsUrl,
+        WORKERS: '1',
+        UPSTREAM_DEDUPE: 'false',
+        ...(setting.sample === undefined ? {} : { UPSTREAM_CONTRACT_SAMPLE: setting.sample }),
+      });
+      children.push(gateway);
+      for (const scenario of SCENARIOS.filter((each) => each.id === 1 || each.id === 2)) {
+        const target: Target = { url: gateway.url, method: 'POST', headers: GRAPHQL_HEADERS, body: scenario.graphql };
+        await runLoad(target, { connections: 10, seconds: PLAN.warmupSeconds });
+        const checkedBefore = await counterSum(gateway.url, 'upstream_contract_check_seconds_total');
+        const cpuBefore = cpuTicksOf([gateway.pid]);
+        const result = await runLoad(target, { connections: 10, seconds: PLAN.samePetSeconds });
+        const cpuMs = cpuMsBetween(cpuBefore, cpuTicksOf([gateway.pid]));
+        const checkMs =
+          ((await counterSum(gateway.url, 'upstream_contract_check_seconds_total')) - checkedBefore) * 1000;
+        const run = { setting: setting.label, scenario: scenario.id, requests: result.requests, cpuMs, checkMs };
+        console.log(
+          `  s${scenario.id} ${setting.label}: ${((checkMs * 1000) / Math.max(1, run.requests)).toFixed(2)} µs of checks per request, ${(cpuMs / Math.max(1, run.requests)).toFixed(3)} ms CPU per request`,
+        );
+        out.push(run);
+      }
+    }
+    return out;
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await emulator.close();
+  }
+}
+
 /** Live queries held open at rest (issue 23): one per pet 1–100, polled at the default interval. */
 const LIVE_AT_REST = { queries: MIXED_PETS, pollIntervalMs: 5000 };
 
@@ -946,6 +1008,7 @@ async function main(): Promise<void> {
       samePet: ONLY === undefined ? await samePet() : [],
       mixed: ONLY === undefined ? await mixed() : [],
       liveAtRest: ONLY === undefined ? await liveAtRest() : [],
+      contractCheck: ONLY === undefined ? await contractCheckCost() : [],
       measurements: [],
       singleClient: [],
       steady: undefined,

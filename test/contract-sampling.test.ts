@@ -178,6 +178,24 @@ describe('the sample', () => {
     );
     expect(inner.calls).toBe(4);
     expect(log.lines()).toHaveLength(1);
+    // The time the two checks took is counted (what sampling costs the process), and only theirs.
+    const checked = /^upstream_contract_check_seconds_total\{service="petstore"\} (\S+)$/m.exec(
+      (await metrics.render()).body,
+    );
+    expect(Number(checked?.[1])).toBeGreaterThan(0);
+  });
+
+  test('counts no check time when no answer is picked', async () => {
+    const metrics = createMetrics();
+    const sampler = new ContractSampler({
+      fraction: 0.1,
+      log: createLogger('info', captureLog()),
+      metrics,
+      random: () => 0.5,
+    });
+    const client = sampler.wrap(drifting());
+    await client.request({ operation: 'getOrderById', method: 'GET', path: '/store/order/1' });
+    expect((await metrics.render()).body).not.toMatch(/^upstream_contract_check_seconds_total\{/m);
   });
 
   test('a check that cannot be made leaves the answer as it was, and is logged once', async () => {

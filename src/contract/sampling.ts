@@ -174,7 +174,11 @@ export class ContractSampler {
         // The one cost of an answer that is not picked.
         if (this.random() >= fraction) return answer;
         return answer.then((response) => {
+          // Timed (it runs synchronously: its time is CPU time), so that what sampling costs is measured.
+          const started = process.hrtime.bigint();
           this.checkSafely(client.service, call, response);
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          this.options.metrics?.observeContractCheck(client.service, seconds);
           return response;
         });
       },

@@ -65,6 +65,8 @@ export type Metrics = {
    * response schema of its operation (src/contract/sampling.ts)
    */
   observeContractMismatch(service: UpstreamService, operation: string, path: string): void;
+  /** adds the CPU time (seconds) one sampled answer's contract check took (src/contract/sampling.ts) */
+  observeContractCheck(service: UpstreamService, seconds: number): void;
   /** counts one Redis command that failed, timed out or could not be sent (`operation`: e.g. `cache.get`) */
   observeRedisError(operation: string): void;
   /** live queries (src/live/): how many are open, an invalidation, a poll's outcome, a refusal */
@@ -255,7 +257,18 @@ function contractMetrics(registers: Registry[]) {
     labelNames: ['service', 'operation', 'path'] as const,
     registers,
   });
-  return labelled((service, operation, path) => mismatches.labels({ service, operation, path }));
+  const checkSeconds = new Counter({
+    name: 'upstream_contract_check_seconds_total',
+    help:
+      'Time spent checking sampled upstream answers against their response schemas (UPSTREAM_CONTRACT_SAMPLE), ' +
+      'by service: what the sampling costs the process',
+    labelNames: ['service'] as const,
+    registers,
+  });
+  return {
+    mismatch: labelled((service, operation, path) => mismatches.labels({ service, operation, path })),
+    checked: (service: UpstreamService, seconds: number) => checkSeconds.inc({ service }, seconds),
+  };
 }
 
 /** Live queries: open, invalidations, polls, refusals (src/live/). */
@@ -367,7 +380,11 @@ class GatewayMetrics implements Metrics {
   }
 
   observeContractMismatch(service: UpstreamService, operation: string, path: string): void {
-    this.contractMismatches(service, operation, path).inc();
+    this.contractMismatches.mismatch(service, operation, path).inc();
+  }
+
+  observeContractCheck(service: UpstreamService, seconds: number): void {
+    this.contractMismatches.checked(service, seconds);
   }
 
   observeRedisError(operation: string): void {

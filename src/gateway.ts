@@ -254,13 +254,13 @@ function securedSchema(
 ): { security: Security; schema: GraphQLSchema } {
   // Limits, CSRF, CORS, rate limits, trusted documents (src/security/). A bad manifest stops here.
   try {
-    const security = createSecurity(
-      config,
-      { maxFiles: config.uploadMaxFiles },
-      shared?.rateLimitStore ?? dependencies.rateLimitStore,
+    const security = createSecurity(config, {
+      maxFiles: config.uploadMaxFiles,
+      rateLimitStore: shared?.rateLimitStore ?? dependencies.rateLimitStore,
       // @defer and @stream's rules, kept with each document's validation (src/plugins/incremental-delivery.ts).
-      [deferStreamValidation()],
-    );
+      validationHooks: [deferStreamValidation()],
+      secretsOf: (request) => observability.lane.scopes.requestOf(request)?.secrets,
+    });
     // `@live` is a directive of the schema only while live queries are on: off, a live query is refused as invalid.
     const schema = security.schema(config.liveQueries ? withLiveDirective(createSchema()) : createSchema());
     // A misspelt type in RESPONSE_CACHE_TTL_PER_TYPE would silently cache nothing: refused at start.

@@ -1,5 +1,5 @@
 /**
- * When an operation's span is started: once the operation executes (its upstream calls' parent)
+ * When an operation's span is started: when its first upstream call asks for it (their parent)
  * or is finished without executing (a cached answer, a refusal), back-dated to the operation's
  * start, and never for an operation begun and then dropped, as the HTTP lane drops the record of
  * a request it hands to yoga (a document that does not parse or validate). Before, such an
@@ -60,17 +60,20 @@ describe('operation spans', () => {
     expect(started).toEqual([]);
   });
 
-  it('starts the span when the operation executes, dated from its start, and ends it once with its name', () => {
+  it('starts the span when its first upstream call asks for it, dated from its start, and ends it once with its name', () => {
     const { observe, started } = observer();
     const request = observe.beginRequest('POST', '/graphql', noHeaders, () => ({}));
     const operation = observe.beginOperation(request);
 
-    observe.executing(request, operation, {
+    observe.documentRead(operation, {
       kind: 'OperationDefinition',
       operation: 'query',
       name: { kind: 'Name', value: 'Pet' },
     } as never);
+    expect(started).toEqual([]);
+    const span = observe.spanOf({ request, operation });
     expect(started).toEqual([{ startTime: operation.started }]);
+    expect(observe.spanOf({ request, operation })).toBe(span);
 
     observe.resultReady(request, { data: {} });
     observe.responseReady(request, 200);

@@ -95,4 +95,35 @@ describe('useValidationRules', () => {
     expect(refused.status).toBe(400);
     expect((refused.body as { errors: unknown[] }).errors).toHaveLength(2);
   });
+
+  it("keeps what a hook that changes the errors left (graphql-armor's suggestion mask), answered alike each time", async () => {
+    const { rule } = countingRule();
+    let hookCalls = 0;
+    const yoga = yogaWith(rule, [
+      () => {
+        hookCalls += 1;
+        return ({ valid, result, setResult }) => {
+          if (!valid) setResult(result.map((error: Error) => new GraphQLError(`${error.message} (changed)`)));
+        };
+      },
+      () =>
+        ({ result, setResult }) =>
+          setResult([...result, new GraphQLError('seen after the change')]),
+    ]);
+
+    const answers = [await ask(yoga, '{ secret }'), await ask(yoga, '{ secret }')];
+
+    const changed = {
+      status: 400,
+      body: {
+        errors: [
+          // yoga gives an error without a code its own.
+          { message: 'secret is refused (changed)', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+          { message: 'seen after the change', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+        ],
+      },
+    };
+    expect(answers).toEqual([changed, changed]);
+    expect(hookCalls).toBe(1);
+  });
 });

@@ -5,6 +5,7 @@
  * `x-request-id`, or a new one) that comes back in the response, goes upstream with each call
  * and is on every log line written while it is served.
  */
+import type { Span } from '@opentelemetry/api';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
@@ -19,6 +20,7 @@ import {
   LogScope,
   type OperationRecord,
   type RequestRecord,
+  type RequestScope,
   type RequestScopes,
   type UpstreamCallRecord,
 } from './request-context.js';
@@ -85,11 +87,9 @@ export type RequestObservations = {
     params: { operationName?: unknown; variables?: unknown },
     secrets: readonly string[],
   ): void;
-  executing(
-    request: RequestRecord,
-    operation: OperationRecord,
-    definition: OperationDefinitionNode | null | undefined,
-  ): void;
+  documentRead(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void;
+  /** the span of a scope's operation, started when first asked for (its first upstream call) or when it finishes */
+  spanOf(scope: RequestScope | undefined): Span | undefined;
   resultReady(request: RequestRecord, result: unknown): void;
   refused(request: RequestRecord, code: string): void;
   responseReady(request: RequestRecord, status: number): void;
@@ -113,7 +113,7 @@ export function createObservability(
     log,
     plugin: observabilityPlugin(lane),
     metrics,
-    observeUpstream: upstreamObserver(metrics, tracing, baseUrls),
+    observeUpstream: upstreamObserver(metrics, tracing, baseUrls, lane),
     lane,
     close: async () => tracing?.shutdown(),
   };
@@ -155,21 +155,21 @@ function observabilityPlugin(observe: RequestObservations): Plugin {
         observe.paramsRead(scope.request, scope.operation, params, variableSecrets(params.variables));
       },
       onParse({ context }) {
-        // Secrets written into the document, found from its syntax tree, are redacted from the request's log lines too.
+        // Secrets written into the document, found from its syntax tree, are redacted from the
+        // request's log lines too; the operation's type and name are as the document says. (Read
+        // here rather than as it executes: a hook in each phase costs every request its share.)
         return ({ result }) => {
           const scope = scopes.scopeOf(context);
-          if (scope !== undefined && !(result instanceof Error) && result !== null)
-            scope.request.secrets.push(...documentSecrets(result as DocumentNode));
-        };
-      },
-      onExecute({ args }) {
-        const scope = scopes.scopeOf(args.contextValue);
-        if (scope?.operation !== undefined)
-          observe.executing(
-            scope.request,
+          if (scope === undefined || result instanceof Error || result === null) return;
+          const document = result as DocumentNode;
+          scope.request.secrets.push(...documentSecrets(document));
+          if (scope.operation === undefined) return;
+          const { operationName } = (context as { params?: { operationName?: unknown } }).params ?? {};
+          observe.documentRead(
             scope.operation,
-            getOperationAST(args.document as DocumentNode, args.operationName as string | undefined),
+            getOperationAST(document, typeof operationName === 'string' ? operationName : undefined),
           );
+        };
       },
       onResultProcess({ request, result }) {
         const record = scopes.requestOf(request);
@@ -197,12 +197,13 @@ function upstreamObserver(
   metrics: Metrics | undefined,
   tracing: Tracing | undefined,
   baseUrls: Record<UpstreamService, string>,
+  observe: RequestObservations,
 ): UpstreamObserver {
   return (call) => {
     // Each operation's upstream clients carry its scope (given by the context factory).
     const scope = call.scope;
     const request = scope?.request;
-    const span = tracing?.startUpstreamCall(scope?.operation?.span, {
+    const span = tracing?.startUpstreamCall(observe.spanOf(scope), {
       service: call.service,
       operation: call.operation,
       method: call.method,

@@ -83,31 +83,38 @@ export type RequestRecord = {
 /** The request, and the operation of it, that code runs for. */
 export type RequestScope = { readonly request: RequestRecord; readonly operation?: OperationRecord };
 
-/** The records of the requests and operations being served, by their Request and their context object. */
+/**
+ * The records of the requests and operations being served, kept on their Request and their context
+ * object, under keys of this instance's own (one per gateway): fields, rather than WeakMaps, whose
+ * entries cost a hash and work for the garbage collector on every request.
+ */
 export class RequestScopes {
-  readonly #requests = new WeakMap<object, RequestRecord>();
-  readonly #operations = new WeakMap<object, RequestScope>();
+  readonly #request = Symbol('request record');
+  readonly #operation = Symbol('operation scope');
 
   /** `request` (a Fetch Request, or the front's stand-in) is served as `record`. */
   bindRequest(request: object, record: RequestRecord): void {
-    this.#requests.set(request, record);
+    (request as Keyed<RequestRecord>)[this.#request] = record;
   }
 
   /** The record of a request being served. */
   requestOf(request: object): RequestRecord | undefined {
-    return this.#requests.get(request);
+    return (request as Keyed<RequestRecord>)[this.#request];
   }
 
   /** The operation whose GraphQL context is `context` is `scope.operation` of `scope.request`. */
   bindOperation(context: object, scope: RequestScope): void {
-    this.#operations.set(context, scope);
+    (context as Keyed<RequestScope>)[this.#operation] = scope;
   }
 
   /** The request and operation a GraphQL context (or yoga's initial context, the same object) belongs to. */
   scopeOf(context: object): RequestScope | undefined {
-    return this.#operations.get(context);
+    return (context as Keyed<RequestScope>)[this.#operation];
   }
 }
+
+/** An object carrying a value under a symbol of {@link RequestScopes}. */
+type Keyed<T> = { [key: symbol]: T | undefined };
 
 /**
  * The request whose log lines are being written, synchronously: one per log, so that each line

@@ -17,6 +17,7 @@ import {
   type LogScope,
   type OperationRecord,
   type RequestRecord,
+  type RequestScope,
 } from './request-context.js';
 import { logFailure } from './yoga-logger.js';
 import { requestLogLine } from './request-log.js';
@@ -82,9 +83,10 @@ export class RequestObserver implements RequestObservations {
   }
 
   /**
-   * An operation of `request` starts. Its span, when tracing is on, is started once it executes
-   * (or is finished without executing), back-dated to now: an operation the HTTP lane begins and
-   * then hands to yoga (a document that does not parse or validate) leaves no span open.
+   * An operation of `request` starts. Its span, when tracing is on, is started once its first
+   * upstream call asks for it (or it is finished without one), back-dated to now: an operation the
+   * HTTP lane begins and then hands to yoga (a document that does not parse or validate) leaves
+   * no span open.
    */
   beginOperation(request: RequestRecord): OperationRecord {
     const operation: OperationRecord = { started: performance.now(), errorCodes: [] };
@@ -107,20 +109,22 @@ export class RequestObserver implements RequestObservations {
     if (this.debug) operation.variables = params.variables;
   }
 
-  /** The operation is about to execute: its span (its upstream calls' parent), its type and its name as the document says. */
-  executing(
-    request: RequestRecord,
-    operation: OperationRecord,
-    definition: OperationDefinitionNode | null | undefined,
-  ): void {
-    this.spanOf(request, operation);
+  /** The operation's document is parsed: its type and its name as the document says. */
+  documentRead(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void {
     if (!definition) return;
     operation.type = definition.operation;
     operation.name = definition.name?.value;
   }
 
-  /** The operation's span, started (at the operation's start) the first time it is asked for; none without tracing. */
-  private spanOf(request: RequestRecord, operation: OperationRecord): Span | undefined {
+  /**
+   * The span of a scope's operation (the parent of its upstream calls), started at the operation's
+   * start the first time it is asked for; none without tracing.
+   */
+  spanOf(scope: RequestScope | undefined): Span | undefined {
+    return scope?.operation && this.operationSpan(scope.request, scope.operation);
+  }
+
+  private operationSpan(request: RequestRecord, operation: OperationRecord): Span | undefined {
     if (operation.span === undefined && operation.traced && this.tracing && request.traceParent)
       operation.span = this.tracing.startOperation(request.traceParent, operation.started);
     return operation.span;
@@ -177,7 +181,7 @@ export class RequestObserver implements RequestObservations {
     operation.finished = true;
     operation.ended ??= performance.now();
     this.metrics?.observeOperation(operation);
-    const span = this.spanOf(request, operation);
+    const span = this.operationSpan(request, operation);
     if (span) {
       nameOperationSpan(span, operation);
       endOperationSpan(span, operation.errorCodes, operation.ended);

@@ -89,28 +89,6 @@ export function acceptsStreams(accept: string | null): boolean {
   return false;
 }
 
-/** Refuses, before it runs, an operation that would be answered in parts to a client that takes none. */
-const refuseUnacceptedStreams: Plugin = {
-  onExecute({ args, setResultAndStopExecution }) {
-    const document = args.document as DocumentNode;
-    const directives = incrementalDirectives(document);
-    if (directives.length === 0) return;
-    const request = (args.contextValue as { request?: { headers: { get(name: string): string | null } } }).request;
-    if (request === undefined || acceptsStreams(request.headers.get('accept'))) return;
-    if (!defersWith(directives, args.variableValues as Record<string, unknown> | undefined)) return;
-    setResultAndStopExecution({
-      errors: [
-        codedError(
-          'INCREMENTAL_DELIVERY_NOT_ACCEPTED',
-          'This operation uses @defer or @stream, whose answer comes in parts: send it with ' +
-            '`Accept: multipart/mixed` or `Accept: text/event-stream`.',
-          { status: 406, headers: { accept: 'multipart/mixed, text/event-stream' } },
-        ),
-      ],
-    });
-  },
-};
-
 /** What the executor was called with, as far as the masking of parts reads it. */
 type ExecutedWith = { contextValue: unknown; variableValues?: unknown; document: unknown };
 
@@ -129,11 +107,32 @@ function secretsOf(args: ExecutedWith): string[] {
 }
 
 /**
- * The errors of deferred and streamed parts as those of a whole result leave: masked (an upstream
- * failure with its code, anything unexpected as `Unexpected error.`, logged), and cleared of the
- * request's secrets (which the redaction plugin does for whole results only).
+ * The refusal of an operation that would be answered in parts to a client that takes none, or
+ * undefined when it may run: the client takes a stream, or no directive defers with these variables.
  */
-function useIncrementalErrorMasking(options: IncrementalDeliveryOptions): Plugin {
+function refusalOf(directives: readonly DirectiveNode[], args: ExecutedWith): { errors: GraphQLError[] } | undefined {
+  const request = (args.contextValue as { request?: { headers: HeaderSource } }).request;
+  if (request === undefined || acceptsStreams(request.headers.get('accept'))) return undefined;
+  if (!defersWith(directives, args.variableValues as Record<string, unknown> | undefined)) return undefined;
+  return {
+    errors: [
+      codedError(
+        'INCREMENTAL_DELIVERY_NOT_ACCEPTED',
+        'This operation uses @defer or @stream, whose answer comes in parts: send it with ' +
+          '`Accept: multipart/mixed` or `Accept: text/event-stream`.',
+        { status: 406, headers: { accept: 'multipart/mixed, text/event-stream' } },
+      ),
+    ],
+  };
+}
+
+/**
+ * An operation using `@defer` or `@stream` is refused, before it runs, to a client that takes no
+ * stream ({@link refusalOf}); else the errors of its parts leave as those of a whole result do:
+ * masked (an upstream failure with its code, anything unexpected as `Unexpected error.`, logged),
+ * and cleared of the request's secrets (which the redaction plugin does for whole results only).
+ */
+function useIncrementalParts(options: IncrementalDeliveryOptions): Plugin {
   const maskPart = (part: IncrementalPart, args: ExecutedWith): IncrementalPart => {
     if (!part.errors?.length) return part;
     const secrets = secretsOf(args);
@@ -147,20 +146,27 @@ function useIncrementalErrorMasking(options: IncrementalDeliveryOptions): Plugin
     return { ...part, errors };
   };
   return {
-    // Only a document with @defer or @stream has parts: any other's result is left alone, unwatched.
-    onExecute: ({ args }) =>
-      incrementalDirectives(args.document as DocumentNode).length === 0
-        ? undefined
-        : {
-            onExecuteDone: (payload) =>
-              handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
-                const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
-                if (!incremental?.some((part) => part.errors?.length)) return;
-                // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
-                const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args)) };
-                setResult(masked);
-              }),
-          },
+    // One hook for both, which leaves any other document alone, unwatched: each hook envelop runs
+    // costs a share of every request.
+    onExecute({ args, setResultAndStopExecution }) {
+      const directives = incrementalDirectives(args.document as DocumentNode);
+      if (directives.length === 0) return undefined;
+      const refusal = refusalOf(directives, args);
+      if (refusal !== undefined) {
+        setResultAndStopExecution(refusal);
+        return undefined;
+      }
+      return {
+        onExecuteDone: (payload) =>
+          handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
+            const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
+            if (!incremental?.some((part) => part.errors?.length)) return;
+            // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
+            const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args)) };
+            setResult(masked);
+          }),
+      };
+    },
   };
 }
 
@@ -172,7 +178,7 @@ function useIncrementalErrorMasking(options: IncrementalDeliveryOptions): Plugin
  */
 export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
   const { onSchemaChange } = useDeferStream();
-  return [{ onSchemaChange }, refuseUnacceptedStreams, useIncrementalErrorMasking(options)];
+  return [{ onSchemaChange }, useIncrementalParts(options)];
 }
 
 /** The defer-stream plugin's validation hook (it adds the rules of `@defer` and `@stream`), for useValidationRules. */

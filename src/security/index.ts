@@ -63,18 +63,27 @@ export type Security = {
   trustedDocuments: TrustedDocuments | undefined;
 };
 
+/** What the protections are built with, beside the configuration. */
+export type SecurityParts = {
+  /** most files one upload request may carry (UPLOAD_MAX_FILES) */
+  maxFiles: number;
+  /** where rate limits are counted (Redis, with REDIS_URL); else in this process */
+  rateLimitStore?: RateLimitStore | undefined;
+  /** other plugins' hooks that only add validation rules: they run with the limits' rules, once per document */
+  validationHooks?: readonly ValidateHook[];
+  /**
+   * the secrets of a request being served, as its record gathers them (src/observability/): its
+   * credentials, and the passwords its variables and document sent; the redaction clears them from its errors
+   */
+  secretsOf: (request: Request) => readonly string[] | undefined;
+};
+
 /**
  * Builds the protections. Reads the trusted documents manifest when one is configured.
- * `validationHooks` (other plugins' hooks that only add validation rules) run with the limits'
- * rules, once per document.
  * @throws ConfigError when the manifest cannot be used
  */
-export function createSecurity(
-  config: SecurityConfig,
-  uploads: { maxFiles: number },
-  rateLimitStore?: RateLimitStore,
-  validationHooks: readonly ValidateHook[] = [],
-): Security {
+export function createSecurity(config: SecurityConfig, parts: SecurityParts): Security {
+  const { rateLimitStore, validationHooks = [] } = parts;
   const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
   const limits = {
     perMinute: config.rateLimitPerMinute,
@@ -89,7 +98,7 @@ export function createSecurity(
     ...(config.csrfPrevention ? [useCsrfPrevention()] : []),
     useRequestBodyLimits({
       maxBytes: config.requestMaxBytes,
-      maxMultipartBytes: uploads.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
+      maxMultipartBytes: parts.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
     }),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
     ...useQueryLimits(
@@ -106,7 +115,7 @@ export function createSecurity(
     // Before the plugins that walk variables (redaction, the response cache's key, the log).
     useInputDepthLimit(config.inputMaxDepth),
     useVariableErrorCode(),
-    useSecretRedaction(),
+    useSecretRedaction(parts.secretsOf),
   ];
   return {
     yogaOptions: {

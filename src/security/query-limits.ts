@@ -4,7 +4,7 @@
  * A refused operation gets one error with a stable code and HTTP 400; no resolver runs, so the
  * upstreams receive nothing.
  */
-import { ApolloArmor, EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { ApolloArmor, EnvelopArmor } from '@escape.tech/graphql-armor';
 import {
   getNamedType,
   isIntrospectionType,
@@ -34,7 +34,7 @@ export type QueryLimits = {
 
 /** What armor calls when a limit is exceeded (its types package is not a direct dependency). */
 type RejectCallback = NonNullable<
-  NonNullable<NonNullable<Parameters<typeof EnvelopArmorPlugin>[0]>['maxDepth']>['onReject']
+  NonNullable<NonNullable<ConstructorParameters<typeof EnvelopArmor>[0]>['maxDepth']>['onReject']
 >[number];
 
 /** armor's messages start with "Syntax Error: " although nothing is wrong with the syntax. */
@@ -48,8 +48,8 @@ function report(code: ErrorCode): RejectCallback {
 }
 
 /**
- * The gateway's limits: graphql-armor's token limit on parsing and its field-suggestion mask, as
- * its envelop plugin, and its depth, alias, directive and cost rules (with the introspection ban
+ * The gateway's limits: graphql-armor's token limit on parsing, as its envelop plugin, and its
+ * depth, alias, directive and cost rules and field-suggestion mask (with the introspection ban
  * when introspection is off, and `validationHooks`, other plugins' hooks that add rules) in one
  * validation plugin ({@link useValidationRules}). Rejections
  * are reported as validation errors (not thrown), so they reach the caller as a 400 with a code;
@@ -66,7 +66,7 @@ export function useQueryLimits(limits: QueryLimits, validationHooks: readonly Va
     maxTokens: { enabled: false },
     blockFieldSuggestion: { enabled: false },
   }).protect();
-  const parsing: Plugin = EnvelopArmorPlugin({
+  const { plugins: parsing } = new EnvelopArmor({
     maxDepth: { enabled: false },
     maxAliases: { enabled: false },
     maxDirectives: { enabled: false },
@@ -83,9 +83,12 @@ export function useQueryLimits(limits: QueryLimits, validationHooks: readonly Va
     },
     // "Did you mean …?" in validation messages spells out the schema: hidden when introspection is.
     blockFieldSuggestion: { enabled: !limits.introspection },
-  });
+  }).protect();
   const rules = [...validationRules, ...(limits.introspection ? [] : [noIntrospection])];
-  return [parsing, useValidationRules(rules, validationHooks)];
+  // The field-suggestion mask is a validation hook: kept with each document's validation result.
+  const validating = parsing.flatMap((plugin) => (plugin.onValidate === undefined ? [] : [plugin.onValidate]));
+  const parsingOnly = parsing.map(({ onValidate: _kept, ...rest }) => rest as Plugin);
+  return [...parsingOnly, useValidationRules(rules, [...validating, ...validationHooks])];
 }
 
 /** A plugin's `onValidate` hook, such as one that only adds rules (yoga's defer-stream plugin). */
@@ -96,8 +99,8 @@ export type ValidateHook = NonNullable<Plugin['onValidate']>;
  * document, which yoga's parser cache hands out once per document text), so a document is
  * validated once. It replaces yoga's validation cache (turned off in src/gateway.ts), which keys
  * its results by the names of every rule, joined anew for each request. `hooks` are other
- * plugins' validation hooks whose work is kept with the result (they only add rules): they run
- * when a document is validated, not for each request that sends it again.
+ * plugins' validation hooks whose work is kept with the result (they add rules, or change the
+ * errors found): they run when a document is validated, not for each request that sends it again.
  */
 export function useValidationRules(rules: readonly ValidationRule[], hooks: readonly ValidateHook[] = []): Plugin {
   const results = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly Error[]>>();
@@ -114,8 +117,15 @@ export function useValidationRules(rules: readonly ValidationRule[], hooks: read
       const afters = hooks.map((hook) => hook(payload)).filter((after) => typeof after === 'function');
       const found = bySchema;
       return (done) => {
-        for (const after of afters) after(done);
-        found.set(documentAST, done.result);
+        // Each hook sees the errors as the hooks before it left them; what the last leaves is kept.
+        let result = done.result;
+        const setResult = (changed: readonly Error[]) => {
+          result = changed;
+          done.setResult(changed as Error[]);
+        };
+        for (const after of afters)
+          after({ ...done, valid: result.length === 0, result: result as Error[], setResult });
+        found.set(documentAST, result);
       };
     },
   };

@@ -8,9 +8,9 @@
  * - That same kind of error, the one request error GraphQL sends without a code, gets one.
  */
 import type { Plugin } from 'graphql-yoga';
-import type { DocumentNode, GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import { rebuilt } from '../errors.js';
-import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
+import { credentialSecrets, redact } from '../secrets.js';
 import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
@@ -60,40 +60,22 @@ export function codeVariableErrors<R>(result: R): R {
 
 /**
  * The yoga plugin that clears the request's secrets from every error of the response, request
- * errors included. (The log does the same for its lines: `src/observability/logger.ts`.)
+ * errors included. (The log does the same for its lines: `src/observability/logger.ts`.) The
+ * secrets are those the request's record gathered (`secretsOf`): its credentials, and the
+ * passwords (and other fields named like a secret) its variables and document sent.
  */
-export function useSecretRedaction(): Plugin {
-  // Passwords (and other fields named like a secret) the request sent, in its variables or its document.
-  const secretsSent = new WeakMap<Request, string[]>();
-  const secretsOf = (request: Request): string[] => {
-    // Passwords are redacted whatever their length; credentials from 4 characters on.
-    const credentials = credentialSecrets(request.headers);
-    return [...credentials, ...(secretsSent.get(request) ?? [])];
-  };
-  const sent = (request: Request, found: readonly string[]) => {
-    if (found.length > 0) secretsSent.set(request, [...(secretsSent.get(request) ?? []), ...found]);
-  };
+export function useSecretRedaction(secretsOf: (request: Request) => readonly string[] | undefined): Plugin {
   return laneStandsIn(
     {
-      onParams({ request, params }) {
-        sent(request, variableSecrets(params.variables));
-      },
-      onParse({ context }) {
-        // Literals in the document, from its syntax tree once it is parsed.
-        return ({ result }) => {
-          const request = (context as { request?: Request }).request;
-          if (request !== undefined && !(result instanceof Error) && result !== null)
-            sent(request, documentSecrets(result as DocumentNode));
-        };
-      },
       onResultProcess(payload) {
         // Most results carry no error: nothing to redact, and the secrets need not be gathered.
         if (!hasErrors(payload.result)) return;
-        payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
+        // A request has its record from its start; should it have none, its credentials are still cleared.
+        const secrets = secretsOf(payload.request) ?? credentialSecrets(payload.request.headers);
+        payload.setResult(redactResult(payload.result, secrets));
       },
     },
     {
-      onParams: THE_LANE_CALLS_IT,
       onResultProcess: THE_LANE_CALLS_IT,
     },
   );

@@ -5,7 +5,7 @@
 import type { GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
-import { createContext, type GraphQLContext, type Upstreams } from './context.js';
+import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
 import { ContractSampler } from './contract/sampling.js';
@@ -366,8 +366,7 @@ type GatewayYoga = { yoga: YogaServerInstance<Record<string, unknown>, GraphQLCo
 
 /** Builds yoga with every plugin, in the order they must run. */
 function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayYoga {
-  const { observability, security, schema, upstreams } = parts;
-  const { upstreamsFor } = upstreams;
+  const { observability, security, schema } = parts;
   // GraphiQL with its assets inlined: the page needs no CDN, so it works offline. Those assets
   // are about 50 MB of memory and half a second of start-up: loaded when a browser first asks.
   // The page is rendered and compressed once, and sent with an ETag (src/plugins/graphiql.ts).
@@ -377,10 +376,6 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
   const plugins = gatewayPlugins(config, parts, graphiql.plugin);
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
-    // The operation's upstream clients make their calls for its request: their log, metrics and
-    // spans. yoga's envelop extends this initial context into the GraphQL context, in place.
-    context: (initial) =>
-      createContext(initial.request, upstreamsFor(security.budget(), observability.lane.scopes.scopeOf(initial))),
     maskedErrors: { maskError },
     // Its document cache stays; validation results are kept by useValidationRules (src/security/query-limits.ts).
     parserAndValidationCache: { validationCache: false },
@@ -410,6 +405,14 @@ function gatewayPlugins(
   graphiqlPlugin: Plugin,
 ): Plugin[] {
   return [
+    // Each operation's GraphQL context: its upstream clients make their calls for its request (their
+    // log, metrics and spans), within its call budget (src/context.ts).
+    useGraphQLContext((initial) =>
+      createContext(
+        initial.request,
+        upstreams.upstreamsFor(security.budget(), observability.lane.scopes.scopeOf(initial)),
+      ),
+    ),
     // First: a browser's visit is answered before the CSRF check refuses it.
     useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
     useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),

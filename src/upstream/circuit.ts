@@ -122,19 +122,19 @@ export class AreaCircuit {
     return this.state() === 'open' ? Math.max(0, this.openUntil - Date.now()) : 0;
   }
 
-  /** Runs one call through the circuit: made, or refused at once with `circuit-open`. */
-  async run<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one call through the circuit: made, or refused at once with `circuit-open`. (Not an
+   * async function: every upstream call comes through here, and each await is a promise more.)
+   */
+  run<T>(operation: string, call: () => Promise<T>): Promise<T> {
     const { policy } = this;
     if (policy === undefined) return call();
     // One trial at a time: while it runs, other calls fail at once rather than queue behind it.
-    if (policy.state === BreakerState.HalfOpen) throw this.refusal(operation);
-    try {
-      return await policy.execute(call);
-    } catch (error) {
+    if (policy.state === BreakerState.HalfOpen) return Promise.reject(this.refusal(operation));
+    return policy.execute(call).catch((error: unknown) => {
       // IsolatedCircuitError (another replica's hold) is a BrokenCircuitError too.
-      if (error instanceof BrokenCircuitError) throw this.refusal(operation);
-      throw error;
-    }
+      throw error instanceof BrokenCircuitError ? this.refusal(operation) : error;
+    });
   }
 
   /** False once the circuit is no longer closed: a call under way makes no further retries. */

@@ -490,8 +490,9 @@ class UpstreamCalls {
   /** One call, as the observer watches it: joined to an identical one in flight, or made. */
   private async observed(call: UpstreamRequest): Promise<RawResponse> {
     const key = this.inFlight !== undefined && call.method === 'GET' ? sharingKey(call) : undefined;
-    const waiter = this.waiterFor(call);
-    const joined = key === undefined ? undefined : this.inFlight?.join(key, waiter);
+    // Only a call others may share waits through a waiter of its own.
+    const waiter = key === undefined ? undefined : this.waiterFor(call);
+    const joined = key === undefined || waiter === undefined ? undefined : this.inFlight?.join(key, waiter);
     const watch = this.options.observer?.({
       service: this.service,
       operation: call.operation,
@@ -541,8 +542,8 @@ class UpstreamCalls {
   }
 
   /** The call made for `headed`: started for others to join under `key`, or alone. */
-  private made(key: string | undefined, waiter: Waiter<Progress>, headed: UpstreamRequest): Promise<Sent> {
-    return key !== undefined && this.inFlight !== undefined
+  private made(key: string | undefined, waiter: Waiter<Progress> | undefined, headed: UpstreamRequest): Promise<Sent> {
+    return key !== undefined && waiter !== undefined && this.inFlight !== undefined
       ? this.inFlight.start(key, sharingScope(headed.path), waiter, (shared) => this.send(headed, shared))
       : this.sendAlone(headed);
   }

@@ -23,7 +23,8 @@ export type GraphQLContext = Upstreams & {
 /** Builds the context of one request. */
 export function createContext(request: { headers: HeaderSource }, upstreams: Upstreams): GraphQLContext {
   const credentials = readCredentials(request.headers);
-  return { ...upstreams, credentials, loaders: createLoaders(upstreams.petstore, credentials) };
+  const { petstore, plants } = upstreams;
+  return { petstore, plants, credentials, loaders: createLoaders(petstore, credentials) };
 }
 
 /** yoga's initial context of an operation, as far as the GraphQL context is made from it. */

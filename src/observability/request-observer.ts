@@ -160,11 +160,13 @@ export class RequestObserver implements RequestObservations {
   responseReady(request: RequestRecord, status: number): void {
     // An operation whose result was never processed (its request failed on the way) is finished here.
     for (const operation of request.operations) this.finishOperation(request, operation);
-    const line = requestLogLine(request, status);
     // Probes come every few seconds; they are only worth a line when debugging.
     const probe =
       request.method === 'GET' &&
       (request.path === HEALTH_PATH || request.path === READINESS_PATH || request.path === METRICS_PATH);
+    // The line is only made when its level is logged (LOG_LEVEL=warn logs no request line).
+    if (!this.log.isLevelEnabled(probe ? 'debug' : 'info')) return;
+    const line = requestLogLine(request, status);
     this.logScope.during(request, () =>
       probe ? this.log.debug(line.fields, line.message) : this.log.info(line.fields, line.message),
     );

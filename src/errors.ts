@@ -117,14 +117,21 @@ export type CodedErrorOptions = {
   status?: number;
   /** response headers of such a refusal, e.g. `Retry-After` */
   headers?: Record<string, string>;
+  /**
+   * false: the status holds whatever the Accept header, for a refusal made while validating
+   * (yoga gives a validation error the GraphQL-over-HTTP spec's status otherwise: 200 for
+   * `application/json`)
+   */
+  spec?: false;
   /** the part of the document the error is about */
   nodes?: ASTNode | readonly ASTNode[];
 };
 
 /** The one way to build an error with a code. */
 export function codedError(code: ErrorCode, message: string, options: CodedErrorOptions = {}): GraphQLError {
-  const { status, headers, nodes } = options;
-  const http = status === undefined ? undefined : { status, ...(headers ? { headers } : {}) };
+  const { status, headers, spec, nodes } = options;
+  const http =
+    status === undefined ? undefined : { status, ...(headers ? { headers } : {}), ...(spec === false ? { spec } : {}) };
   return new GraphQLError(message, { ...(nodes ? { nodes } : {}), extensions: { code, ...(http ? { http } : {}) } });
 }
 

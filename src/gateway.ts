@@ -15,7 +15,13 @@ import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
-import { deferStreamValidation, useIncrementalDelivery } from './plugins/incremental-delivery.js';
+import {
+  deferStreamValidation,
+  maskedOperationParts,
+  refuseUnacceptedStreams,
+  useIncrementalDelivery,
+  type IncrementalDeliveryOptions,
+} from './plugins/incremental-delivery.js';
 import { useUpstreamCacheNotice } from './plugins/upstream-cache-notice.js';
 import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
@@ -227,6 +233,7 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
           rateLimiter: security.rateLimiter,
           trustProxyHops: config.trustProxyHops,
           trustedDocumentsOnly: config.trustedDocuments !== undefined,
+          maskParts: (stream, args) => maskedOperationParts(stream, args, incrementalDelivery(observability)),
         }),
     },
     close: async () => {
@@ -257,8 +264,10 @@ function securedSchema(
     const security = createSecurity(config, {
       maxFiles: config.uploadMaxFiles,
       rateLimitStore: shared?.rateLimitStore ?? dependencies.rateLimitStore,
-      // @defer and @stream's rules, kept with each document's validation (src/plugins/incremental-delivery.ts).
+      // @defer and @stream's rules, kept with each document's validation, and their refusal to a
+      // client that takes no stream (src/plugins/incremental-delivery.ts).
       validationHooks: [deferStreamValidation()],
+      validationChecks: [refuseUnacceptedStreams],
       secretsOf: (request) => observability.lane.scopes.requestOf(request)?.secrets,
     });
     // `@live` is a directive of the schema only while live queries are on: off, a live query is refused as invalid.
@@ -418,14 +427,7 @@ function gatewayPlugins(
     useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
     ...security.plugins,
     // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).
-    ...useIncrementalDelivery({
-      maskError,
-      // As the observer logs the errors it masks: an expected one in a line, with its request.
-      logMasked: (error, context) =>
-        observability.lane.logging(observability.lane.scopes.scopeOf(context)?.request, () =>
-          logFailure(observability.log, error),
-        ),
-    }),
+    ...useIncrementalDelivery(incrementalDelivery(observability)),
     // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
     ...(config.trustedDocuments === undefined
       ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]
@@ -460,6 +462,18 @@ function gatewayPlugins(
         }),
     }),
   ];
+}
+
+/** How the errors of deferred and streamed parts are masked, logged and cleared of the request's secrets. */
+function incrementalDelivery(observability: Observability): IncrementalDeliveryOptions {
+  const { scopes } = observability.lane;
+  return {
+    maskError,
+    // As the observer logs the errors it masks: an expected one in a line, with its request.
+    logMasked: (error, request) =>
+      observability.lane.logging(request && scopes.requestOf(request), () => logFailure(observability.log, error)),
+    secretsOf: (request) => scopes.requestOf(request)?.secrets,
+  };
 }
 
 /** The lane's options: the same yoga, plugins, masking, limits and CORS as yoga's path. */

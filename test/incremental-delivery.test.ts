@@ -13,7 +13,10 @@ import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { meros } from 'meros/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GraphQLError } from 'graphql';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
+import { codedError } from '../src/errors.js';
+import { maskedParts } from '../src/plugins/incremental-delivery.js';
 import { checkErrorCodes } from './helpers/error-codes.js';
 import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { hold, json, useScriptedUpstream, type ReceivedRequest, type Script } from './helpers/scripted-upstream.js';
@@ -275,6 +278,32 @@ describe('a client that takes no answer in parts', () => {
     expect(variable).toEqual({ status: 200, accept: undefined, body: complete });
     expect(upstream().requests.map(seen)).toEqual([ORDER_CALL, PET_CALL, ORDER_CALL, PET_CALL]);
   });
+
+  it.each([
+    ['the lane', () => served.lane],
+    ['yoga', () => served.yoga],
+  ])(
+    "via %s: a variable not sent takes its definition's default (false: one answer; none: refused)",
+    async (_, url) => {
+      orderAndHeldPet().release();
+      const deferred = (definition: string) =>
+        ORDER_WITH_DEFERRED_PET.replace('@defer(label: "pet")', '@defer(if: $later)').replace(
+          'query Order',
+          `query Order(${definition})`,
+        );
+
+      const off = await answerOf(await post(url(), { query: deferred('$later: Boolean = false') }, 'application/json'));
+      const on = await answerOf(await post(url(), { query: deferred('$later: Boolean') }, 'application/json'));
+
+      expect(off).toEqual({
+        status: 200,
+        accept: undefined,
+        body: { data: { order: { id: '1', status: 'placed', pet: { name: 'Slow' } } } },
+      });
+      expect(on.status).toBe(406);
+      expect(upstream().requests.map(seen)).toEqual([ORDER_CALL, PET_CALL]);
+    },
+  );
 });
 
 describe('@stream', () => {
@@ -584,5 +613,52 @@ describe('@defer with trusted documents', () => {
       { errors: [expect.objectContaining({ extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED' } })] },
     ]);
     expect(upstream().requests).toEqual([]);
+  });
+});
+
+describe('maskedParts (the masking of streamed parts, on every transport)', () => {
+  it("masks an unexpected error of a part, and clears the request's secrets from the others", async () => {
+    async function* stream() {
+      yield await Promise.resolve({ data: { order: { id: '1' } }, hasNext: true });
+      yield {
+        incremental: [
+          {
+            data: { pet: null },
+            path: ['order'],
+            errors: [new GraphQLError('lost', { originalError: new TypeError('internals') })],
+          },
+          { data: { user: null }, path: ['order'], errors: [codedError('UPSTREAM_ERROR', `refused key ${API_KEY}`)] },
+        ],
+        hasNext: false,
+      };
+    }
+    const maskError = (error: unknown, message: string) =>
+      error instanceof GraphQLError && error.originalError instanceof TypeError
+        ? new GraphQLError(message)
+        : (error as GraphQLError);
+
+    const parts: unknown[] = [];
+    for await (const part of maskedParts(
+      stream(),
+      { maskError },
+      () => [API_KEY],
+      () => undefined,
+    ))
+      parts.push(JSON.parse(JSON.stringify(part)));
+
+    expect(parts).toEqual([
+      { data: { order: { id: '1' } }, hasNext: true },
+      {
+        incremental: [
+          { data: { pet: null }, path: ['order'], errors: [{ message: 'Unexpected error.' }] },
+          {
+            data: { user: null },
+            path: ['order'],
+            errors: [{ message: 'refused key [redacted]', extensions: { code: 'UPSTREAM_ERROR' } }],
+          },
+        ],
+        hasNext: false,
+      },
+    ]);
   });
 });

@@ -10,7 +10,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
-import type { YogaServerInstance } from 'graphql-yoga';
+import { isAsyncIterable, type YogaServerInstance } from 'graphql-yoga';
 import type { OperationResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -31,6 +31,11 @@ export type WebSocketOptions = {
   trustProxyHops: number;
   /** TRUSTED_DOCUMENTS is set: no operation runs here */
   trustedDocumentsOnly: boolean;
+  /**
+   * the errors of a streamed answer's parts (@defer, @stream) masked as yoga's path masks them
+   * (src/plugins/incremental-delivery.ts): this transport runs no request hook of yoga's
+   */
+  maskParts: (stream: AsyncIterable<unknown>, args: ExecutionArgs) => AsyncIterable<unknown>;
 };
 
 /** The transport on one server: closing it closes every WebSocket (1001, going away). */
@@ -76,8 +81,8 @@ export function serveWebSocket(server: Server, options: WebSocketOptions): WebSo
   const run = (args: ExecutionArgs, step: 'execute' | 'subscribe') => {
     const found = enveloped.get(args.contextValue as object);
     if (found === undefined) throw new Error('an operation without its enveloped context');
-    const result: unknown = found[step](args);
-    return result as OperationResult;
+    const result = Promise.resolve(found[step](args) as unknown);
+    return result.then((value) => (isAsyncIterable(value) ? options.maskParts(value, args) : value)) as OperationResult;
   };
   const served = useServer(
     {

@@ -16,9 +16,18 @@
  *   message that quotes the caller's credential with it.
  */
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import type { ValidateHook } from '../security/query-limits.js';
-import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
-import { Kind, visit, type DirectiveNode, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { ValidateCheck, ValidateHook } from '../security/query-limits.js';
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import {
+  getOperationAST,
+  Kind,
+  visit,
+  type DirectiveNode,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+} from 'graphql';
+import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import type { HeaderSource } from '../credentials.js';
 import { codedError, rebuilt, replacedBy } from '../errors.js';
 import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
@@ -26,9 +35,14 @@ import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../
 /** What the incremental delivery plugins are built with. */
 export type IncrementalDeliveryOptions = {
   /** yoga's `maskedErrors.maskError`: applied to the errors of every deferred or streamed part */
-  maskError(error: unknown, message: string): GraphQLError;
-  /** logs an error the masking replaced (an unexpected one keeps its stack, server-side), for the operation of `context` */
-  logMasked(error: unknown, context: object): void;
+  maskError: (error: unknown, message: string) => GraphQLError;
+  /**
+   * logs an error the masking replaced (an unexpected one keeps its stack, server-side), as a line
+   * of the request it answers when that is known
+   */
+  logMasked: (error: unknown, request: Request | undefined) => void;
+  /** the secrets of a request being served, as its record gathered them (credentials, variables, document) */
+  secretsOf: (request: Request) => readonly string[] | undefined;
 };
 
 /** One part of an incremental result, as the executor makes it: a deferred fragment's data or streamed items. */
@@ -61,13 +75,25 @@ export function usesIncrementalDelivery(query: string, document: DocumentNode): 
   return incrementalDirectives(document).length > 0;
 }
 
-/** Whether one of the directives defers or streams with these variables (`if` is not false). */
-function defersWith(directives: readonly DirectiveNode[], variables: Record<string, unknown> | undefined): boolean {
+/**
+ * Whether one of the directives defers or streams with these variables, as sent (`if` is not
+ * false): a variable not sent has the default its definition gives, else `if`'s own (true).
+ */
+function defersWith(
+  directives: readonly DirectiveNode[],
+  variables: Record<string, unknown> | null | undefined,
+  operation: { variableDefinitions?: readonly { variable: { name: { value: string } }; defaultValue?: unknown }[] },
+): boolean {
   return directives.some((directive) => {
     const condition = directive.arguments?.find((argument) => argument.name.value === 'if')?.value;
     if (condition === undefined) return true;
     if (condition.kind === Kind.BOOLEAN) return condition.value;
-    return !(condition.kind === Kind.VARIABLE && variables?.[condition.name.value] === false);
+    if (condition.kind !== Kind.VARIABLE) return true;
+    const name = condition.name.value;
+    if (variables?.[name] !== undefined) return variables[name] !== false;
+    const fallback = operation.variableDefinitions?.find((definition) => definition.variable.name.value === name);
+    const given = fallback?.defaultValue as { kind?: string; value?: unknown } | undefined;
+    return !(given?.kind === Kind.BOOLEAN && given.value === false);
   });
 }
 
@@ -90,7 +116,7 @@ export function acceptsStreams(accept: string | null): boolean {
 }
 
 /** What the executor was called with, as far as the masking of parts reads it. */
-type ExecutedWith = { contextValue: unknown; variableValues?: unknown; document: unknown };
+type ExecutedWith = { contextValue?: unknown; variableValues?: unknown; document: unknown };
 
 /**
  * The secrets of the request an operation answers, as the redaction plugin finds them
@@ -98,7 +124,7 @@ type ExecutedWith = { contextValue: unknown; variableValues?: unknown; document:
  * secret) of its variables and document.
  */
 function secretsOf(args: ExecutedWith): string[] {
-  const request = (args.contextValue as { request?: { headers: HeaderSource } }).request;
+  const request = (args.contextValue as { request?: { headers: HeaderSource } } | undefined)?.request;
   return [
     ...(request ? credentialSecrets(request.headers) : []),
     ...variableSecrets(args.variableValues),
@@ -107,74 +133,105 @@ function secretsOf(args: ExecutedWith): string[] {
 }
 
 /**
- * The refusal of an operation that would be answered in parts to a client that takes none, or
- * undefined when it may run: the client takes a stream, or no directive defers with these variables.
+ * Refuses, before it runs, an operation that would be answered in parts to a client that takes
+ * none: a check of useValidationRules (src/security/query-limits.ts), which runs it for each
+ * request, before the document's kept result, and never keeps what it says. Made while
+ * validating, not as the operation executes: an onExecute hook costs every request a share of
+ * envelop's promise stand-ins (docs/architecture.md, "One request pipeline").
  */
-function refusalOf(directives: readonly DirectiveNode[], args: ExecutedWith): { errors: GraphQLError[] } | undefined {
-  const request = (args.contextValue as { request?: { headers: HeaderSource } }).request;
-  if (request === undefined || acceptsStreams(request.headers.get('accept'))) return undefined;
-  if (!defersWith(directives, args.variableValues as Record<string, unknown> | undefined)) return undefined;
-  return {
-    errors: [
-      codedError(
-        'INCREMENTAL_DELIVERY_NOT_ACCEPTED',
-        'This operation uses @defer or @stream, whose answer comes in parts: send it with ' +
-          '`Accept: multipart/mixed` or `Accept: text/event-stream`.',
-        { status: 406, headers: { accept: 'multipart/mixed, text/event-stream' } },
-      ),
-    ],
+export const refuseUnacceptedStreams: ValidateCheck = ({ params, context }) => {
+  const document = params.documentAST as DocumentNode;
+  const directives = incrementalDirectives(document);
+  if (directives.length === 0) return undefined;
+  const { request, params: sent } = context as {
+    request?: { headers: HeaderSource };
+    params?: { variables?: Record<string, unknown> | null; operationName?: string | null };
   };
-}
+  if (request === undefined || acceptsStreams(request.headers.get('accept'))) return undefined;
+  const operation = getOperationAST(document, sent?.operationName ?? undefined) ?? {};
+  if (!defersWith(directives, sent?.variables, operation)) return undefined;
+  return [
+    codedError(
+      'INCREMENTAL_DELIVERY_NOT_ACCEPTED',
+      'This operation uses @defer or @stream, whose answer comes in parts: send it with ' +
+        '`Accept: multipart/mixed` or `Accept: text/event-stream`.',
+      { status: 406, headers: { accept: 'multipart/mixed, text/event-stream' }, spec: false },
+    ),
+  ];
+};
 
 /**
- * An operation using `@defer` or `@stream` is refused, before it runs, to a client that takes no
- * stream ({@link refusalOf}); else the errors of its parts leave as those of a whole result do:
- * masked (an upstream failure with its code, anything unexpected as `Unexpected error.`, logged),
- * and cleared of the request's secrets (which the redaction plugin does for whole results only).
+ * A stream of results whose parts' errors leave as those of a whole result do: masked (an
+ * upstream failure with its code, anything unexpected as `Unexpected error.`, logged), and
+ * cleared of the request's `secrets` (which the redaction plugin does for whole results only).
  */
-function useIncrementalParts(options: IncrementalDeliveryOptions): Plugin {
-  const maskPart = (part: IncrementalPart, args: ExecutedWith): IncrementalPart => {
+export function maskedParts(
+  stream: AsyncIterable<unknown>,
+  options: Pick<IncrementalDeliveryOptions, 'maskError'>,
+  secrets: () => readonly string[],
+  logMasked: (error: unknown) => void,
+): AsyncIterable<unknown> {
+  const maskPart = (part: IncrementalPart): IncrementalPart => {
     if (!part.errors?.length) return part;
-    const secrets = secretsOf(args);
     const errors = part.errors.map((error) => {
       const masked = options.maskError(error, 'Unexpected error.');
       const original = replacedBy(masked);
-      if (original !== undefined) options.logMasked(original, args.contextValue as object);
-      const message = redact(masked.message, secrets);
+      if (original !== undefined) logMasked(original);
+      const message = redact(masked.message, secrets());
       return message === masked.message ? masked : rebuilt(masked, { message });
     });
     return { ...part, errors };
   };
-  return {
-    // One hook for both, which leaves any other document alone, unwatched: each hook envelop runs
-    // costs a share of every request.
-    onExecute({ args, setResultAndStopExecution }) {
-      const directives = incrementalDirectives(args.document as DocumentNode);
-      if (directives.length === 0) return undefined;
-      const refusal = refusalOf(directives, args);
-      if (refusal !== undefined) {
-        setResultAndStopExecution(refusal);
-        return undefined;
-      }
-      return {
-        onExecuteDone: (payload) =>
-          handleStreamOrSingleExecutionResult(payload, ({ args, result, setResult }) => {
-            const incremental = (result as { incremental?: readonly IncrementalPart[] }).incremental;
-            if (!incremental?.some((part) => part.errors?.length)) return;
-            // A subsequent payload of the executor, whose `incremental` envelop's result type does not name.
-            const masked = { ...result, incremental: incremental.map((part) => maskPart(part, args)) };
-            setResult(masked);
-          }),
-      };
-    },
-  };
+  return mapAsyncIterator(stream as AsyncIterableIterator<unknown>, (result) => {
+    // A subsequent payload of the executor: its deferred fragments' data and streamed items.
+    const incremental = (result as { incremental?: readonly IncrementalPart[] } | null)?.incremental;
+    if (!incremental?.some((part) => part.errors?.length)) return result;
+    return { ...(result as object), incremental: incremental.map(maskPart) };
+  });
 }
 
 /**
- * `@defer` and `@stream`, refused to clients that take no stream, with the errors of their parts
- * masked. The defer-stream plugin's directives are added here; its validation rules are added by
- * the gateway's validation plugin ({@link deferStreamValidation}), once per document: its own hook
- * filters every rule by name on each request.
+ * The errors of the parts of a streamed answer (one whose operation uses `@defer` or `@stream`)
+ * masked ({@link maskedParts}) as the answer leaves: any other result is left alone. (The HTTP
+ * lane never serves such an operation, and calls this hook for its own results as yoga would.)
+ */
+function useIncrementalParts(options: IncrementalDeliveryOptions): Plugin {
+  return laneStandsIn(
+    {
+      onResultProcess(payload) {
+        const { request, result } = payload;
+        if (!isAsyncIterable(result)) return;
+        const secrets = () => options.secretsOf(request) ?? credentialSecrets(request.headers);
+        payload.setResult(maskedParts(result, options, secrets, (error) => options.logMasked(error, request)) as never);
+      },
+    },
+    { onResultProcess: THE_LANE_CALLS_IT },
+  );
+}
+
+/**
+ * The masking of {@link maskedParts} for an operation executed outside yoga's request hooks (the
+ * WebSocket transport), with the secrets of what it was executed with.
+ */
+export function maskedOperationParts(
+  stream: AsyncIterable<unknown>,
+  args: ExecutedWith,
+  options: IncrementalDeliveryOptions,
+): AsyncIterable<unknown> {
+  return maskedParts(
+    stream,
+    options,
+    () => secretsOf(args),
+    (error) => options.logMasked(error, undefined),
+  );
+}
+
+/**
+ * `@defer` and `@stream`, with the errors of their parts masked. The defer-stream plugin's
+ * directives are added here; its validation rules are added by the gateway's validation plugin
+ * ({@link deferStreamValidation}), once per document (its own hook filters every rule by name on
+ * each request), and that plugin refuses them to clients that take no stream
+ * ({@link refuseUnacceptedStreams}).
  */
 export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
   const { onSchemaChange } = useDeferStream();

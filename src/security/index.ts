@@ -11,7 +11,7 @@ import { checkRepresentations } from './entities.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useInputDepthLimit } from './input-depth.js';
-import { useQueryLimits, type ValidateHook } from './query-limits.js';
+import { useQueryLimits, type ValidateCheck, type ValidateHook } from './query-limits.js';
 import { createRateLimiter, useRateLimit, type RateLimiter, type RateLimitStore } from './rate-limit.js';
 import { useSecretRedaction, useVariableErrorCode } from './redaction.js';
 import { useRequestBodyLimits } from './request-body.js';
@@ -71,6 +71,8 @@ export type SecurityParts = {
   rateLimitStore?: RateLimitStore | undefined;
   /** other plugins' hooks that only add validation rules: they run with the limits' rules, once per document */
   validationHooks?: readonly ValidateHook[];
+  /** other plugins' refusals that depend on the request (its Accept, its variables): made before the document's kept result */
+  validationChecks?: readonly ValidateCheck[];
   /**
    * the secrets of a request being served, as its record gathers them (src/observability/): its
    * credentials, and the passwords its variables and document sent; the redaction clears them from its errors
@@ -83,7 +85,7 @@ export type SecurityParts = {
  * @throws ConfigError when the manifest cannot be used
  */
 export function createSecurity(config: SecurityConfig, parts: SecurityParts): Security {
-  const { rateLimitStore, validationHooks = [] } = parts;
+  const { rateLimitStore, validationHooks = [], validationChecks = [] } = parts;
   const trusted = config.trustedDocuments === undefined ? undefined : loadTrustedDocuments(config.trustedDocuments);
   const limits = {
     perMinute: config.rateLimitPerMinute,
@@ -111,6 +113,7 @@ export function createSecurity(config: SecurityConfig, parts: SecurityParts): Se
         introspection: config.introspection,
       },
       validationHooks,
+      validationChecks,
     ),
     // Before the plugins that walk variables (redaction, the response cache's key, the log).
     useInputDepthLimit(config.inputMaxDepth),

@@ -50,12 +50,17 @@ function report(code: ErrorCode): RejectCallback {
 /**
  * The gateway's limits: graphql-armor's token limit on parsing, as its envelop plugin, and its
  * depth, alias, directive and cost rules and field-suggestion mask (with the introspection ban
- * when introspection is off, and `validationHooks`, other plugins' hooks that add rules) in one
+ * when introspection is off, `validationHooks`, other plugins' hooks that add rules, and
+ * `validationChecks`, their refusals that depend on the request) in one
  * validation plugin ({@link useValidationRules}). Rejections
  * are reported as validation errors (not thrown), so they reach the caller as a 400 with a code;
  * the token limit, which is checked while parsing, throws its own coded error.
  */
-export function useQueryLimits(limits: QueryLimits, validationHooks: readonly ValidateHook[] = []): Plugin[] {
+export function useQueryLimits(
+  limits: QueryLimits,
+  validationHooks: readonly ValidateHook[] = [],
+  validationChecks: readonly ValidateCheck[] = [],
+): Plugin[] {
   const validation = { propagateOnRejection: false, exposeLimits: true } as const;
   // armor's rules, made once: its envelop plugin would make each one again for every request.
   const { validationRules } = new ApolloArmor({
@@ -88,11 +93,18 @@ export function useQueryLimits(limits: QueryLimits, validationHooks: readonly Va
   // The field-suggestion mask is a validation hook: kept with each document's validation result.
   const validating = parsing.flatMap((plugin) => (plugin.onValidate === undefined ? [] : [plugin.onValidate]));
   const parsingOnly = parsing.map(({ onValidate: _kept, ...rest }) => rest as Plugin);
-  return [...parsingOnly, useValidationRules(rules, [...validating, ...validationHooks])];
+  return [...parsingOnly, useValidationRules(rules, [...validating, ...validationHooks], validationChecks)];
 }
 
 /** A plugin's `onValidate` hook, such as one that only adds rules (yoga's defer-stream plugin). */
 export type ValidateHook = NonNullable<Plugin['onValidate']>;
+
+/**
+ * A refusal that depends on the request, not only on its document (its Accept header, its
+ * variables): the errors to answer with, or undefined to validate as usual. Made for each request,
+ * before the document's kept result, and never kept.
+ */
+export type ValidateCheck = (payload: Parameters<ValidateHook>[0]) => readonly GraphQLError[] | undefined;
 
 /**
  * Adds `rules` to validation, and keeps each document's validation result (by schema and parsed
@@ -101,12 +113,21 @@ export type ValidateHook = NonNullable<Plugin['onValidate']>;
  * its results by the names of every rule, joined anew for each request. `hooks` are other
  * plugins' validation hooks whose work is kept with the result (they add rules, or change the
  * errors found): they run when a document is validated, not for each request that sends it again.
+ * `checks` are refusals that depend on the request ({@link ValidateCheck}), made before all that.
  */
-export function useValidationRules(rules: readonly ValidationRule[], hooks: readonly ValidateHook[] = []): Plugin {
+export function useValidationRules(
+  rules: readonly ValidationRule[],
+  hooks: readonly ValidateHook[] = [],
+  checks: readonly ValidateCheck[] = [],
+): Plugin {
   const results = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly Error[]>>();
   return {
     onValidate(payload) {
       const { params, addValidationRule, setResult } = payload;
+      for (const check of checks) {
+        const refusal = check(payload);
+        if (refusal !== undefined) return void setResult([...refusal]);
+      }
       const schema = params.schema as GraphQLSchema;
       const documentAST = params.documentAST as DocumentNode;
       let bySchema = results.get(schema);

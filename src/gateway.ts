@@ -6,6 +6,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
+import { credentialSecrets } from './secrets.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
 import { ContractSampler } from './contract/sampling.js';
@@ -225,7 +226,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
     changes: upstreams.changes,
     live: live && {
       queries: live,
-      attach: (server) =>
+      attach: (server) => {
+        // The WebSocket runs no request hook of yoga's: the parts of its streamed answers are masked here.
+        const masking = incrementalDelivery(observability);
         live.attach(server, {
           yoga,
           path: '/graphql',
@@ -233,8 +236,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
           rateLimiter: security.rateLimiter,
           trustProxyHops: config.trustProxyHops,
           trustedDocumentsOnly: config.trustedDocuments !== undefined,
-          maskParts: (stream, args) => maskedOperationParts(stream, args, incrementalDelivery(observability)),
-        }),
+          maskParts: (stream, args) => maskedOperationParts(stream, args, masking),
+        });
+      },
     },
     close: async () => {
       upstreams.cache?.close();
@@ -268,7 +272,7 @@ function securedSchema(
       // client that takes no stream (src/plugins/incremental-delivery.ts).
       validationHooks: [deferStreamValidation()],
       validationChecks: [refuseUnacceptedStreams],
-      secretsOf: (request) => observability.lane.scopes.requestOf(request)?.secrets,
+      secretsOf: requestSecrets(observability),
     });
     // `@live` is a directive of the schema only while live queries are on: off, a live query is refused as invalid.
     const schema = security.schema(config.liveQueries ? withLiveDirective(createSchema()) : createSchema());
@@ -464,6 +468,16 @@ function gatewayPlugins(
   ];
 }
 
+/**
+ * The secrets of a request being served, as its record gathered them (its credentials, the
+ * passwords of its variables and document); a request has its record from its start, but should
+ * one have none, its credentials are still cleared.
+ */
+function requestSecrets(observability: Observability): (request: Request) => readonly string[] {
+  const { scopes } = observability.lane;
+  return (request) => scopes.requestOf(request)?.secrets ?? credentialSecrets(request.headers);
+}
+
 /** How the errors of deferred and streamed parts are masked, logged and cleared of the request's secrets. */
 function incrementalDelivery(observability: Observability): IncrementalDeliveryOptions {
   const { scopes } = observability.lane;
@@ -472,7 +486,7 @@ function incrementalDelivery(observability: Observability): IncrementalDeliveryO
     // As the observer logs the errors it masks: an expected one in a line, with its request.
     logMasked: (error, request) =>
       observability.lane.logging(request && scopes.requestOf(request), () => logFailure(observability.log, error)),
-    secretsOf: (request) => scopes.requestOf(request)?.secrets,
+    secretsOf: requestSecrets(observability),
   };
 }
 

@@ -42,7 +42,7 @@ export type IncrementalDeliveryOptions = {
    */
   logMasked: (error: unknown, request: Request | undefined) => void;
   /** the secrets of a request being served, as its record gathered them (credentials, variables, document) */
-  secretsOf: (request: Request) => readonly string[] | undefined;
+  secretsOf: (request: Request) => readonly string[];
 };
 
 /** One part of an incremental result, as the executor makes it: a deferred fragment's data or streamed items. */
@@ -173,11 +173,12 @@ export function maskedParts(
 ): AsyncIterable<unknown> {
   const maskPart = (part: IncrementalPart): IncrementalPart => {
     if (!part.errors?.length) return part;
+    const cleared = secrets();
     const errors = part.errors.map((error) => {
       const masked = options.maskError(error, 'Unexpected error.');
       const original = replacedBy(masked);
       if (original !== undefined) logMasked(original);
-      const message = redact(masked.message, secrets());
+      const message = redact(masked.message, cleared);
       return message === masked.message ? masked : rebuilt(masked, { message });
     });
     return { ...part, errors };
@@ -201,7 +202,7 @@ function useIncrementalParts(options: IncrementalDeliveryOptions): Plugin {
       onResultProcess(payload) {
         const { request, result } = payload;
         if (!isAsyncIterable(result)) return;
-        const secrets = () => options.secretsOf(request) ?? credentialSecrets(request.headers);
+        const secrets = () => options.secretsOf(request);
         payload.setResult(maskedParts(result, options, secrets, (error) => options.logMasked(error, request)) as never);
       },
     },

@@ -77,7 +77,7 @@ export type SecurityParts = {
    * the secrets of a request being served, as its record gathers them (src/observability/): its
    * credentials, and the passwords its variables and document sent; the redaction clears them from its errors
    */
-  secretsOf: (request: Request) => readonly string[] | undefined;
+  secretsOf: (request: Request) => readonly string[];
 };
 
 /**

@@ -10,7 +10,7 @@
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
 import { rebuilt } from '../errors.js';
-import { credentialSecrets, redact } from '../secrets.js';
+import { redact } from '../secrets.js';
 import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
@@ -64,15 +64,13 @@ export function codeVariableErrors<R>(result: R): R {
  * secrets are those the request's record gathered (`secretsOf`): its credentials, and the
  * passwords (and other fields named like a secret) its variables and document sent.
  */
-export function useSecretRedaction(secretsOf: (request: Request) => readonly string[] | undefined): Plugin {
+export function useSecretRedaction(secretsOf: (request: Request) => readonly string[]): Plugin {
   return laneStandsIn(
     {
       onResultProcess(payload) {
         // Most results carry no error: nothing to redact, and the secrets need not be gathered.
         if (!hasErrors(payload.result)) return;
-        // A request has its record from its start; should it have none, its credentials are still cleared.
-        const secrets = secretsOf(payload.request) ?? credentialSecrets(payload.request.headers);
-        payload.setResult(redactResult(payload.result, secrets));
+        payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
       },
     },
     {

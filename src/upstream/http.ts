@@ -491,8 +491,8 @@ class UpstreamCalls {
   private async observed(call: UpstreamRequest): Promise<RawResponse> {
     const key = this.inFlight !== undefined && call.method === 'GET' ? sharingKey(call) : undefined;
     // Only a call others may share waits through a waiter of its own.
-    const waiter = key === undefined ? undefined : this.waiterFor(call);
-    const joined = key === undefined || waiter === undefined ? undefined : this.inFlight?.join(key, waiter);
+    const sharing = key === undefined ? undefined : { key, waiter: this.waiterFor(call) };
+    const joined = sharing && this.inFlight?.join(sharing.key, sharing.waiter);
     const watch = this.options.observer?.({
       service: this.service,
       operation: call.operation,
@@ -502,12 +502,12 @@ class UpstreamCalls {
       template: call.template ?? call.path,
       batched: call.batched === true,
     });
-    if (watch === undefined) return (await (joined ?? this.made(key, waiter, call))).response;
+    if (watch === undefined) return (await (joined ?? this.made(sharing, call))).response;
     const started = performance.now();
     try {
       // A shared call is made with its first caller's headers (request id, trace context).
       const { response, retries } = await (joined ??
-        this.made(key, waiter, watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
+        this.made(sharing, watch.headers ? { ...call, headers: { ...watch.headers, ...call.headers } } : call));
       endWatch(watch, started, { status: response.status, retries });
       return response;
     } catch (error) {
@@ -541,10 +541,12 @@ class UpstreamCalls {
     };
   }
 
-  /** The call made for `headed`: started for others to join under `key`, or alone. */
-  private made(key: string | undefined, waiter: Waiter<Progress> | undefined, headed: UpstreamRequest): Promise<Sent> {
-    return key !== undefined && waiter !== undefined && this.inFlight !== undefined
-      ? this.inFlight.start(key, sharingScope(headed.path), waiter, (shared) => this.send(headed, shared))
+  /** The call made for `headed`: started for others to join under `sharing.key`, or alone. */
+  private made(sharing: { key: string; waiter: Waiter<Progress> } | undefined, headed: UpstreamRequest): Promise<Sent> {
+    return sharing !== undefined && this.inFlight !== undefined
+      ? this.inFlight.start(sharing.key, sharingScope(headed.path), sharing.waiter, (shared) =>
+          this.send(headed, shared),
+        )
       : this.sendAlone(headed);
   }
 

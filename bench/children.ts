@@ -1,7 +1,7 @@
 /**
  * The benchmark's processes: each contender and the upstream run as their own Node process, so
  * that none shares an event loop with the load generator. The gateway runs compiled, as
- * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 dist/main.js`,
+ * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 --no-concurrent-recompilation dist/main.js`,
  * read from package.json); the helpers (emulator, ceiling, direct client) run from source under
  * tsx.
  *
@@ -104,7 +104,12 @@ export async function startReportingChild<T>(
 }
 
 /** What `npm start` runs after `node`, from package.json; the bench runs the gateway the same way. */
-const DEFAULT_START_ARGS = ['--max-semi-space-size=8', '--heap-growing-percent=30', 'dist/main.js'] as const;
+const DEFAULT_START_ARGS = [
+  '--max-semi-space-size=8',
+  '--heap-growing-percent=30',
+  '--no-concurrent-recompilation',
+  'dist/main.js',
+] as const;
 
 /**
  * The node arguments of the `start` script (`node --max-semi-space-size=8 dist/main.js` →

@@ -15,7 +15,7 @@
  *
  * Processes: the load generator (this one, autocannon), the upstream (the emulator, with a
  * fixed added latency), the gateway (compiled by `npm run build` at the start, then run as
- * `npm start` runs it: `node --max-semi-space-size=8 --heap-growing-percent=30 dist/main.js`,
+ * `npm start` runs it: `node --max-semi-space-size=8 --heap-growing-percent=30 --no-concurrent-recompilation dist/main.js`,
  * with NODE_ENV=production; with WORKERS=auto it is a cluster primary and its workers), the framework ceiling
  * (`bench/ceiling.ts`, under tsx) and the direct fan-out client (`bench/direct-client.ts`), each
  * in its own process.

@@ -107,6 +107,11 @@ async function main(): Promise<void> {
     // Linked maps let `node --enable-source-maps` report stack frames as src/*.ts lines (and
     // node_modules/ ones for dependencies). Without sourcesContent: the maps do not ship the source.
     sourcemap: 'linked',
+    // V8 keeps the text of every module it loads, as a string on the heap. Without whitespace and
+    // comments the text is about a third smaller, and it stays one byte per character: a comment
+    // with one non-Latin-1 character (a typographic apostrophe in undici's) made the gateway's
+    // chunk a two-byte string, 3.2 MB for 1.6 MB of file. Names are kept, so profiles still read.
+    minifyWhitespace: true,
     sourcesContent: false,
     metafile: true,
     logLevel: 'warning',

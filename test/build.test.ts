@@ -48,13 +48,15 @@ const compiled = () => filesUnder(currentBuild()).filter((file) => file.endsWith
 
 /**
  * What a module imports: a relative path, a package or a node: built-in. esbuild (and the entry
- * `dist/main.js`) write import statements at the start of a line and specifiers in double quotes,
- * which tells them from the `import('…')` types of JSDoc comments the bundle carries over.
+ * `dist/main.js`) write each import statement at the start of a line or after the `;` of the one
+ * before it (the build is minified, so several share a line), with its specifier in double quotes.
  */
 function importsOf(path: string): string[] {
   const code = readFileSync(`${PROJECT_ROOT}${path}`, 'utf8');
   return [
-    ...code.matchAll(/^(?:import|export)\b[^\n]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm),
+    ...code.matchAll(
+      /(?:^|;)\s*(?:import|export)\b[^;\n]*?\bfrom\s*"([^"]+)"|(?:^|;)\s*import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm,
+    ),
   ].map((match) => match[1] ?? match[2] ?? match[3] ?? '');
 }
 

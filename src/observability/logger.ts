@@ -46,17 +46,69 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
 /** How long a log line may wait in the buffer before it is written, in milliseconds. */
 export const LOG_FLUSH_MS = 250;
 
-let stdout: ReturnType<typeof pino.destination> | undefined;
+/** How much the buffer gathers before it is written, in characters (at least as many bytes). */
+const LOG_BATCH_CHARS = 8 * 1024;
+
+/** pino's stdout (sonic-boom), as this module uses it. */
+type Output = ReturnType<typeof pino.destination>;
 
 /**
- * stdout, written in batches: one write system call per request's line cost about a third of a
- * cheap request's CPU. Lines are written when 8 KiB have gathered or {@link LOG_FLUSH_MS} has
- * passed, and whatever is left when the process exits (a stop, a crash, `process.exit`). One per
- * process, however many gateways it builds.
+ * Lines gathered in memory and handed to `output` as one string: once {@link LOG_BATCH_CHARS}
+ * have gathered, {@link LOG_FLUSH_MS} after the first line of a batch, or when the log is flushed.
+ * sonic-boom can gather too (its `minLength`), but it appends each line to one string and
+ * measures that string's UTF-8 length on every write: 2.2-2.8 µs a line against 0.5 µs this way
+ * (400-byte lines to /dev/null), about 2% of a cheap request's CPU. Writing, retrying a busy
+ * descriptor and a reader that has gone stay sonic-boom's.
+ */
+export class BatchedLines implements DestinationStream {
+  private readonly output: Output;
+  private lines: string[] = [];
+  private chars = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(output: Output) {
+    this.output = output;
+  }
+
+  write(line: string): void {
+    this.lines.push(line);
+    this.chars += line.length;
+    if (this.chars >= LOG_BATCH_CHARS) this.pass();
+    else this.timer ??= setTimeout(() => this.pass(), LOG_FLUSH_MS).unref();
+  }
+
+  /** pino's `logger.flush(done)`: what is gathered is written, then `done` is called. */
+  flush(done: (error?: Error) => void): void {
+    this.pass();
+    this.output.flush(done);
+  }
+
+  flushSync(): void {
+    this.pass();
+    this.output.flushSync();
+  }
+
+  private pass(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.lines.length === 0) return;
+    const text = this.lines.join('');
+    this.lines = [];
+    this.chars = 0;
+    this.output.write(text);
+  }
+}
+
+let stdout: BatchedLines | undefined;
+
+/**
+ * stdout, written in batches ({@link BatchedLines}): one write system call per request's line cost
+ * about a third of a cheap request's CPU. Whatever is left is written when the process exits (a
+ * stop, a crash, `process.exit`). One per process, however many gateways it builds.
  */
 function stdoutDestination(): DestinationStream {
   if (stdout === undefined) {
-    const destination = pino.destination({ dest: 1, sync: false, minLength: 8 * 1024, periodicFlush: LOG_FLUSH_MS });
+    const destination = new BatchedLines(pino.destination({ dest: 1, sync: false }));
     process.once('exit', () => {
       try {
         destination.flushSync();

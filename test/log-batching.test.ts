@@ -1,6 +1,6 @@
 /**
  * The log's stdout is written in batches (src/observability/logger.ts, BatchedLines): lines
- * gather in memory and reach the output as one write, in order, when 8 Ki characters have
+ * gather in memory and reach the output as one write, in order, when 64 Ki characters have
  * gathered, when the first line of a batch has waited LOG_FLUSH_MS, or when the log is flushed.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -48,9 +48,9 @@ describe('the log written in batches', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('writes as soon as 8 Ki characters have gathered, in one write, and arms no write for an empty batch', () => {
+  it('writes as soon as 64 Ki characters have gathered, in one write, and arms no write for an empty batch', () => {
     const { calls, lines } = recordingOutput();
-    const size = 1024;
+    const size = 8 * 1024;
     for (let n = 1; n <= 7; n += 1) lines.write(line(n, size));
     expect(calls).toEqual([]);
 

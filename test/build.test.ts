@@ -49,13 +49,14 @@ const compiled = () => filesUnder(currentBuild()).filter((file) => file.endsWith
 /**
  * What a module imports: a relative path, a package or a node: built-in. esbuild (and the entry
  * `dist/main.js`) write each import statement at the start of a line or after the `;` of the one
- * before it (the build is minified, so several share a line), with its specifier in double quotes.
+ * before it (the build is minified, so several share a line, and a long one spans lines), with its
+ * specifier in double quotes.
  */
 function importsOf(path: string): string[] {
   const code = readFileSync(`${PROJECT_ROOT}${path}`, 'utf8');
   return [
     ...code.matchAll(
-      /(?:^|;)\s*(?:import|export)\b[^;\n]*?\bfrom\s*"([^"]+)"|(?:^|;)\s*import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm,
+      /(?:^|;)\s*(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"|(?:^|;)\s*import\s*"([^"]+)"|\bimport\("([^"]+)"\)/gm,
     ),
   ].map((match) => match[1] ?? match[2] ?? match[3] ?? '');
 }
@@ -126,12 +127,18 @@ describe('npm run build', () => {
   it('maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces', () => {
     // Where the bundle holds config.ts's message for a bad port, and what its map says that place is.
     const NEEDLE = 'must be an integer from ${min}';
+    // The build keeps its lines short, and may break one inside a string (a backslash before the line end).
+    const needle = new RegExp(
+      [...NEEDLE].map((char) => char.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('(?:\\\\\n)?'),
+    );
     const build = currentBuild();
-    const [file, line, column] = compiled().flatMap((each) =>
-      readFileSync(`${PROJECT_ROOT}${build}/${each}`, 'utf8')
-        .split('\n')
-        .flatMap((text, index) => (text.includes(NEEDLE) ? [[each, index, text.indexOf(NEEDLE)] as const] : [])),
-    )[0] ?? ['', 0, 0];
+    const [file, line, column] = compiled().flatMap((each) => {
+      const code = readFileSync(`${PROJECT_ROOT}${build}/${each}`, 'utf8');
+      const at = needle.exec(code)?.index;
+      if (at === undefined) return [];
+      const before = code.slice(0, at).split('\n');
+      return [[each, before.length - 1, (before.at(-1) ?? '').length] as const];
+    })[0] ?? ['', 0, 0];
     const map = new SourceMap(
       JSON.parse(readFileSync(`${PROJECT_ROOT}${build}/${file}.map`, 'utf8')) as SourceMapPayload,
     );

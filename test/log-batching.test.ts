@@ -4,12 +4,12 @@
  * gathered, when the first line of a batch has waited LOG_FLUSH_MS, or when the log is flushed.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BatchedLines, LOG_FLUSH_MS } from '../src/observability/logger.js';
+import { BatchedLines, LOG_FLUSH_MS, type BatchOutput } from '../src/observability/logger.js';
 
 /** What the output (sonic-boom) was asked to do, in order. */
 function recordingOutput() {
   const calls: string[] = [];
-  const output = {
+  const output: BatchOutput = {
     write: (text: string) => calls.push(`write ${text}`) > 0,
     flush: (done: (error?: Error) => void) => {
       calls.push('flush');
@@ -19,7 +19,7 @@ function recordingOutput() {
       calls.push('flushSync');
     },
   };
-  return { calls, lines: new BatchedLines(output as unknown as ConstructorParameters<typeof BatchedLines>[0]) };
+  return { calls, lines: new BatchedLines(output) };
 }
 
 const line = (n: number, size = 10) => `${String(n).padStart(size - 1, '0')}\n`;

@@ -49,8 +49,8 @@ export const LOG_FLUSH_MS = 250;
 /** How much the buffer gathers before it is written, in characters (at least as many bytes). */
 const LOG_BATCH_CHARS = 64 * 1024;
 
-/** pino's stdout (sonic-boom), as this module uses it. */
-type Output = ReturnType<typeof pino.destination>;
+/** What {@link BatchedLines} uses of pino's stdout (sonic-boom). */
+export type BatchOutput = Pick<ReturnType<typeof pino.destination>, 'write' | 'flush' | 'flushSync'>;
 
 /**
  * Lines gathered in memory and handed to `output` as one string: once {@link LOG_BATCH_CHARS}
@@ -65,12 +65,12 @@ type Output = ReturnType<typeof pino.destination>;
  * stay sonic-boom's.
  */
 export class BatchedLines implements DestinationStream {
-  private readonly output: Output;
+  private readonly output: BatchOutput;
   private lines: string[] = [];
   private chars = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(output: Output) {
+  constructor(output: BatchOutput) {
     this.output = output;
   }
 

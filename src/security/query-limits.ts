@@ -1,7 +1,7 @@
 /**
  * Limits on the shape of an operation, checked before anything runs: depth, aliases, tokens,
- * directives and an estimated cost (graphql-armor's rules), and introspection when it is off.
- * A refused operation gets one error with a stable code and HTTP 400; no resolver runs, so the
+ * directives and an estimated cost (graphql-armor's rules), introspection when it is off, and an
+ * operation type the graph does not serve (`subscription`). A refused operation gets one error with a stable code and HTTP 400; no resolver runs, so the
  * upstreams receive nothing.
  */
 import { ApolloArmor, EnvelopArmor } from '@escape.tech/graphql-armor';
@@ -89,7 +89,7 @@ export function useQueryLimits(
     // "Did you mean …?" in validation messages spells out the schema: hidden when introspection is.
     blockFieldSuggestion: { enabled: !limits.introspection },
   }).protect();
-  const rules = [...validationRules, ...(limits.introspection ? [] : [noIntrospection])];
+  const rules = [...validationRules, servedOperationTypes, ...(limits.introspection ? [] : [noIntrospection])];
   // The field-suggestion mask is a validation hook: kept with each document's validation result.
   const validating = parsing.flatMap((plugin) => (plugin.onValidate === undefined ? [] : [plugin.onValidate]));
   const parsingOnly = parsing.map(({ onValidate: _kept, ...rest }) => rest as Plugin);
@@ -171,5 +171,19 @@ const noIntrospection: ValidationRule = (context) => ({
       return false;
     }
     return undefined;
+  },
+});
+
+/**
+ * Refuses an operation of a type the schema has no root for (`subscription`: the graph serves
+ * none; updates come from `@live` queries). graphql-js 16 validates no such rule and its executor
+ * answers with an error that has no code; as a validation error it is a request error, coded like
+ * every other (400 under `application/graphql-response+json`).
+ */
+const servedOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (context.getSchema().getRootType(node.operation) !== undefined) return;
+    const message = `The graph serves no ${node.operation} operations: send a query or a mutation (for updates, a query with @live where LIVE_QUERIES is on).`;
+    context.reportError(codedError('GRAPHQL_VALIDATION_FAILED', message, { nodes: node }));
   },
 });

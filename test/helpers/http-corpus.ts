@@ -39,6 +39,7 @@ const SHAPES: Record<string, { params?: Record<string, unknown>; raw?: string }>
   'an unknown operation name': { params: { query: PET, operationName: 'Nope', variables: { id: '1' } } },
   'a document that does not parse': { params: { query: '{ pet(id: 1) { id ' } },
   'a document that does not validate': { params: { query: '{ pet(id: 1) { nickname } }' } },
+  'a subscription (the graph serves none)': { params: { query: 'subscription { __typename }' } },
   'a variable of the wrong type': { params: { query: PET, variables: { id: { nested: true } } } },
   'a missing variable': { params: { query: PET } },
   'a mutation': {

@@ -1,17 +1,17 @@
 /**
  * What a new user meets before the first query: `/` says what this is and where to go, a browser
  * that opens the endpoint with GraphiQL off is told how to send a query, trusted-documents mode
- * has no GraphiQL, a misspelt flag or cache setting names what was meant, and a development start
- * listens on loopback only.
+ * has no GraphiQL, a misspelt flag or cache setting names what was meant, a development start
+ * listens on loopback only, and `npm ci` has no install script to warn about.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import { useObserved } from './helpers/observed.js';
-import { useProcesses, waitFor } from './helpers/process.js';
+import { PROJECT_ROOT, useProcesses, waitFor } from './helpers/process.js';
 import { ALL_CREDENTIALS, testConfig } from './helpers/stack.js';
 
 /** What Chromium sends when a page is opened. */
@@ -195,5 +195,26 @@ describe('RESPONSE_CACHE_TTL_PER_TYPE', () => {
       'GET /api/v3/pet/1',
       'GET /api/v3/pet/1',
     ]);
+  });
+});
+
+describe('npm ci', () => {
+  type Lockfile = { packages: Record<string, { hasInstallScript?: boolean; version?: string }> };
+  type Manifest = { allowScripts?: Record<string, boolean> };
+  const json = (file: string): unknown => JSON.parse(readFileSync(`${PROJECT_ROOT}${file}`, 'utf8'));
+
+  it('finds every dependency with an install script named in allowScripts, so it prints no warning', () => {
+    const { packages } = json('package-lock.json') as Lockfile;
+    const { allowScripts = {} } = json('package.json') as Manifest;
+    const withScripts = Object.entries(packages)
+      .filter(([, entry]) => entry.hasInstallScript === true)
+      .map(([path, entry]) => ({ name: path.slice(path.lastIndexOf('node_modules/') + 13), version: entry.version }));
+
+    expect(withScripts.length).toBeGreaterThan(0);
+    for (const { name, version } of withScripts)
+      expect({ name, reviewed: name in allowScripts || `${name}@${version}` in allowScripts }).toEqual({
+        name,
+        reviewed: true,
+      });
   });
 });

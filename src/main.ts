@@ -32,6 +32,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import type { RedisStatus } from './redis/connection.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
+import { runtimeStatus, type RuntimeStatus } from './runtime.js';
 
 /** How long a worker waits for the primary's answer about a rate limit or the summed metrics. */
 const PRIMARY_TIMEOUT_MS = 1000;
@@ -84,6 +85,7 @@ function banner(
   upstreams: Upstreams,
   workers: number,
   redis: RedisStatus | 'per worker',
+  runtime: RuntimeStatus,
 ): string {
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const changed = changedSettings(config);
@@ -109,6 +111,7 @@ function banner(
     `Settings changed from defaults: ${changed.length > 0 ? changed.join(' ') : 'none'}`,
     `Workers: ${processes}`,
     sharedStateLine(config, redis),
+    runtime.line,
   ].join('\n');
 }
 
@@ -183,6 +186,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   surviveLostOutput(log);
+  // Said once, by the process that prints the banner: a runtime without security fixes is the
+  // first thing an operator's scanner flags.
+  const runtime = runtimeStatus(process.versions.node, new Date());
+  if (runtime.warning !== undefined) log.warn(runtime.warning);
   const workers = config.workers === 'auto' ? availableCores() : config.workers;
   // loadConfig has already refused a production start without upstreams (unless EMULATOR=true).
   const useEmulator = config.emulator ?? (config.petstoreUrl === undefined && config.plantsUrl === undefined);
@@ -204,7 +211,7 @@ async function main(): Promise<void> {
       stopDeadlineMs: config.shutdownGraceMs + STOP_DEADLINE_AFTER_GRACE_MS + PRIMARY_DEADLINE_LAG_MS,
       log,
       exit: (code) => exit(log, code),
-      onListening: (port) => console.log(banner(config, port, upstreams, workers, 'per worker')),
+      onListening: (port) => console.log(banner(config, port, upstreams, workers, 'per worker', runtime)),
       onStopped: async () => {
         await emulator?.close();
         console.log('stopped');
@@ -219,7 +226,7 @@ async function main(): Promise<void> {
   // on; the start-up lines say whether it did. The gateway serves either way and reconnects by itself.
   const redis = (await gateway.redis?.settled(REDIS_START_WAIT_MS)) ?? 'connecting';
   const serving = await serve(gateway, config);
-  console.log(banner(config, serving.port, upstreams, 1, redis));
+  console.log(banner(config, serving.port, upstreams, 1, redis, runtime));
   let stopping = false;
   const stop = (signal: string) => {
     // A second signal cuts what is still in flight; the deadline armed by the first still holds.

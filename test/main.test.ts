@@ -8,6 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { runtimeStatus } from '../src/runtime.js';
 import { EVENTUALLY } from './helpers/clock.js';
 import { useProcesses, waitFor } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
@@ -57,8 +58,10 @@ describe('npm start', () => {
       output,
       /GraphQL gateway ready: (http:\/\/127\.0\.0\.1:\d+)\/graphql \(open it in a browser for GraphiQL\)\n/,
     );
-    const banner = output().split('\n').slice(0, 5);
-    expect(banner.slice(1)).toEqual([
+    // The banner is one write; a log line (the runtime's warning on a line past its end of life) may come first.
+    const lines = output().split('\n');
+    const banner = lines.slice(lines.findIndex((line) => line.startsWith('GraphQL gateway ready: ')));
+    expect(banner.slice(1, 5)).toEqual([
       expect.stringMatching(
         /^Upstreams: embedded emulator \(pet store http:\/\/127\.0\.0\.1:\d+\/api\/v3, plants http:\/\/127\.0\.0\.1:\d+\); GraphiQL has demo credentials$/,
       ),
@@ -147,6 +150,25 @@ describe('npm start', () => {
     expect(output()).toMatch(
       /Settings changed from defaults: .*OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/127\.0\.0\.1:4318 OTEL_SERVICE_NAME=pets/,
     );
+  });
+
+  it('names the Node.js it runs on in its start-up lines, and warns in its log when that line is past its end of life', async () => {
+    const { output } = start({});
+    const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/);
+    // The start's log lines are written with the first request's (in order, in batches).
+    await postGraphQL(url, 'query Cat { pet(id: 1) { name } }', {}, { api_key: 'demo' });
+    await waitFor(output, /"msg":"POST \/graphql Cat 200"/);
+    const expected = runtimeStatus(process.versions.node, new Date());
+
+    expect(output().split('\n')).toContain(expected.line);
+    expect(expected.line).toMatch(
+      new RegExp(`^Runtime: Node\\.js ${process.versions.node.replaceAll('.', '\\.')}[ ,]`),
+    );
+    const warnings = output()
+      .split('\n')
+      .filter((line) => line.startsWith('{') && line.includes('"level":"warn"'))
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(warnings).toEqual(expected.warning === undefined ? [] : [expected.warning]);
   });
 
   it('writes one JSON line per request to stdout, with the request id it answers with', async () => {

@@ -8,10 +8,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SHIPPED_NODE_LINE } from '../src/runtime.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 
 type Instruction = { keyword: string; args: string };
-type Stage = { name: string; workdir: string; instructions: Instruction[] };
+type Stage = { name: string; image: string; workdir: string; instructions: Instruction[] };
 type Copy = { from: string | undefined; sources: string[]; destination: string };
 
 /** The stages of a Dockerfile, each with its instructions (comments dropped, continuations joined). */
@@ -35,7 +36,8 @@ function parseDockerfile(text: string): Stage[] {
     const instruction = { keyword: keyword.toUpperCase(), args };
     if (instruction.keyword === 'FROM') {
       const [, name = String(stages.length)] = /\sAS\s+(\S+)$/i.exec(args) ?? [];
-      stages.push({ name, workdir: '/', instructions: [] });
+      const image = args.split(/\s+/).find((word) => !word.startsWith('--')) ?? '';
+      stages.push({ name, image, workdir: '/', instructions: [] });
       continue;
     }
     const stage = stages.at(-1);
@@ -128,6 +130,17 @@ function filesReadAtRunTime(): { module: string; path: string }[] {
 }
 
 describe('Dockerfile', () => {
+  it('builds and runs on the official Node.js image of the shipped line, Debian slim, in every stage', () => {
+    // The official image (Docker Hub's library/node), by a tag that follows the line's releases.
+    const [, line, debian] = /^node:(\d+)-(\w+)-slim$/.exec(runtime.image) ?? [];
+
+    expect(Number(line)).toBe(SHIPPED_NODE_LINE);
+    // Debian's stable release (13, trixie) in 2026; 12 (bookworm) has only its LTS team's fixes.
+    expect(debian).toBe('trixie');
+    // dist/ is built and node_modules installed by the same Node.js and npm that run them.
+    expect(new Set(stages.map((stage) => stage.image))).toEqual(new Set([runtime.image]));
+  });
+
   it('has a build stage that installs the dev dependencies and runs npm run build on src/', () => {
     expect(buildStage).toBeDefined();
     const stage = buildStage as Stage;

@@ -63,6 +63,14 @@ describe('the supported lines', () => {
     expect(NODE_LINES.at(-1)?.major).toBe(SHIPPED_NODE_LINE);
   });
 
+  it('start at the oldest, which the bundle is compiled for and whose Node.js types the code is checked against', () => {
+    const oldest = NODE_LINES[0]?.major;
+    const packageJson = JSON.parse(read('package.json')) as { devDependencies: Record<string, string> };
+
+    expect(read('scripts/build.ts')).toMatch(new RegExp(`\\btarget: 'node${oldest}'`));
+    expect(packageJson.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${oldest}\\.`));
+  });
+
   it('are tested in CI on the shipped line, from a Node.js pinned by version and integrity', () => {
     const script = read('scripts/fetch-node.sh');
     const [, version = ''] = /^NODE_VERSION=(\S+)$/m.exec(script) ?? [];

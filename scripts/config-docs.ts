@@ -19,23 +19,31 @@ type DocumentedSetting = {
   productionDefault?: string;
   description: string;
   details?: string;
+  parse: (raw: string, env: string) => unknown;
 };
+
+/** The values a setting accepts, as its parser states them (`0–1,000`), or undefined when it states none. */
+export function accepts(setting: Pick<DocumentedSetting, 'parse'>): string | undefined {
+  return 'accepts' in setting.parse && typeof setting.parse.accepts === 'string' ? setting.parse.accepts : undefined;
+}
 
 /** A table cell: a pipe inside a cell would end it. */
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
-/** One setting's row: variable, flag, default (and its production default), meaning. */
+/** One setting's row: variable, flag, default (its production default, the values it accepts), meaning. */
 function row(setting: DocumentedSetting): string {
   const production =
     setting.productionDefault === undefined ? '' : `; \`${setting.productionDefault}\` when \`NODE_ENV=production\``;
   const defaults = setting.default === undefined ? 'unset' : `\`${setting.default}\`${production}`;
+  const range = accepts(setting);
   const meaning = setting.details ?? setting.description;
-  return `| \`${setting.env}\` | \`${flagName(setting.env)}\` | ${cell(defaults)} | ${cell(meaning)} |`;
+  const values = range === undefined ? '' : ` (${range})`;
+  return `| \`${setting.env}\` | \`${flagName(setting.env)}\` | ${cell(defaults + values)} | ${cell(meaning)} |`;
 }
 
 /** The generated part: the gateway's settings, then those of the emulator run alone. */
 export function settingsTables(): string {
-  const header = ['| Variable | Flag | Default | Meaning |', '|---|---|---|---|'];
+  const header = ['| Variable | Flag | Default (values accepted) | Meaning |', '|---|---|---|---|'];
   return [
     START,
     ...header,

@@ -48,12 +48,16 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const integer = (min: number, max: number) => (raw: string, env: string) => {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max)
-    throw new ConfigError(`${env} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return value;
-};
+/** A parser that says which values it accepts (`accepts`, shown in docs/configuration.md). */
+const accepting = <P extends (raw: string, env: string) => unknown>(accepts: string, parse: P) =>
+  Object.assign(parse, { accepts });
+const integer = (min: number, max: number) =>
+  accepting(`${min.toLocaleString('en-US')}–${max.toLocaleString('en-US')}`, (raw: string, env: string) => {
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max)
+      throw new ConfigError(`${env} must be an integer from ${min} to ${max}, got "${raw}"`);
+    return value;
+  });
 const oneOf =
   <T extends string>(...values: T[]) =>
   (raw: string, env: string): T => {
@@ -92,15 +96,16 @@ const redisUrl = (raw: string, env: string) => {
 };
 const text = (raw: string) => raw;
 /** `auto` (the cores this process may use) or a number of processes. */
-const workers = (raw: string, env: string): number | 'auto' =>
-  raw.toLowerCase() === 'auto' ? 'auto' : integer(1, 256)(raw, env);
+const workers = accepting('`auto` or 1–256', (raw: string, env: string): number | 'auto' =>
+  raw.toLowerCase() === 'auto' ? 'auto' : integer(1, 256)(raw, env),
+);
 /** A number from 0 to 1 (a sampling ratio). */
-const ratio = (raw: string, env: string) => {
+const ratio = accepting('0–1', (raw: string, env: string) => {
   const value = Number(raw);
   if (!/^\d+(\.\d+)?$/.test(raw) || value > 1)
     throw new ConfigError(`${env} must be a number from 0 to 1, got "${raw}"`);
   return value;
-};
+});
 /**
  * `Inventory=1000,Pet.tags=0`: a lifetime in milliseconds per type name or schema coordinate, kept as
  * its checked entries.
@@ -213,7 +218,8 @@ export const SETTINGS = [
     env: 'PETSTORE_URL',
     default: undefined,
     description: 'pet store base URL, ending in /api/v3 (unset with PLANTS_URL: embedded emulator)',
-    details: 'pet store base URL, ending in `/api/v3`',
+    details:
+      'pet store base URL, ending in `/api/v3`; unset with `PLANTS_URL` unset too: the embedded emulator (refused with `NODE_ENV=production`)',
     parse: url,
   },
   {
@@ -221,7 +227,8 @@ export const SETTINGS = [
     env: 'PLANTS_URL',
     default: undefined,
     description: 'plant area base URL (unset with PETSTORE_URL: embedded emulator)',
-    details: 'plant area base URL (`POST {PLANTS_URL}/plants`)',
+    details:
+      'plant area base URL (`POST {PLANTS_URL}/plants`); unset with `PETSTORE_URL` unset too: the embedded emulator',
     parse: url,
   },
   {
@@ -232,7 +239,7 @@ export const SETTINGS = [
       'true: serve the embedded emulator whatever the URLs say; false: never (unset: when neither URL is set, ' +
       'outside production)',
     details:
-      "`true` serves the embedded emulator's demo data whatever else is set (even with `NODE_ENV=production`); `false` never does (then both URLs are required)",
+      "`true` serves the embedded emulator's demo data whatever else is set (even with `NODE_ENV=production`); `false` never does (then both URLs are required); unset: it serves when neither URL is set, outside production",
     parse: flag,
   },
   {
@@ -275,7 +282,7 @@ export const SETTINGS = [
       'the upstream cache of pet store GETs, per REST resource and credential, as HTTP caching headers allow: off, on, ' +
       'or per-operation freshness for answers without caching headers (getPetById:30s,getInventory:5s, or a file of them)',
     details:
-      "the upstream cache: pet store `GET` answers kept per REST resource and per caller credential (a fingerprint), as the upstream's caching headers allow (RFC 9111: `Cache-Control`, `Expires`, `Vary`, validators, `stale-while-revalidate`, `stale-if-error`), and dropped when a write through the gateway changes them. `off`; `on` (the headers only); or `operation:duration,…` (e.g. `getPetById:30s,getInventory:5s`; `ms`, `s`, `m`, `h`), which also gives answers that say nothing of their freshness (the reference pet store sends no caching headers) that long; or the path of a file (starting with `/` or `.`) holding such a list. See [Upstream cache](upstream-cache.md)",
+      "the upstream cache: pet store `GET` answers kept per REST resource and per caller credential (a fingerprint), as the upstream's caching headers allow (RFC 9111: `Cache-Control`, `Expires`, `Vary`, validators, `stale-while-revalidate`, `stale-if-error`), and dropped when a write through the gateway changes them. `off`; `on` (the headers only); or `operation:duration,…` (e.g. `getPetById:30s,getInventory:5s`; `ms`, `s`, `m`, `h`), which also gives answers that say nothing of their freshness (the reference pet store sends no caching headers) that long; or the path of a file (starting with `/` or `.`) holding such a list. With `WORKERS` other than `1` (`auto` in production and in the image) it needs `REDIS_URL`, or the start is refused. See [Upstream cache](upstream-cache.md)",
     parse: upstreamCache,
   },
   {
@@ -328,7 +335,8 @@ export const SETTINGS = [
     env: 'UPSTREAM_CONNECT_TIMEOUT_MS',
     default: undefined,
     description: 'time to connect to an upstream (TCP and TLS), in milliseconds (default: the call deadline)',
-    details: 'time to open a connection to an upstream (TCP, and TLS for `https`)',
+    details:
+      'time to open a connection to an upstream (TCP, and TLS for `https`); unset: only the call deadline bounds it',
     parse: integer(1, 600_000),
   },
   {
@@ -337,7 +345,7 @@ export const SETTINGS = [
     default: undefined,
     description: 'time from sending a request to the response headers, in milliseconds (default: the call deadline)',
     details:
-      'time from sending a request to the response headers (undici checks connect and headers timeouts on a clock of about half a second)',
+      'time from sending a request to the response headers (undici checks connect and headers timeouts on a clock of about half a second); unset: only the call deadline bounds it',
     parse: integer(1, 600_000),
   },
   {
@@ -345,7 +353,8 @@ export const SETTINGS = [
     env: 'UPSTREAM_BODY_TIMEOUT_MS',
     default: undefined,
     description: 'time from the response headers to the last body byte, in milliseconds (default: the call deadline)',
-    details: 'time from the response headers to the last body byte, however steadily the body trickles',
+    details:
+      'time from the response headers to the last body byte, however steadily the body trickles; unset: only the call deadline bounds it',
     parse: integer(1, 600_000),
   },
   {
@@ -353,7 +362,7 @@ export const SETTINGS = [
     env: 'PETSTORE_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_TIMEOUT_MS for the pet store only',
-    details: 'the call deadline of that area only',
+    details: 'the call deadline of that area only; unset: `UPSTREAM_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -361,7 +370,7 @@ export const SETTINGS = [
     env: 'PETSTORE_CONNECT_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_CONNECT_TIMEOUT_MS for the pet store only',
-    details: 'the connect timeout of that area only',
+    details: 'the connect timeout of that area only; unset: `UPSTREAM_CONNECT_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -369,7 +378,7 @@ export const SETTINGS = [
     env: 'PETSTORE_HEADERS_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_HEADERS_TIMEOUT_MS for the pet store only',
-    details: 'the headers timeout of that area only',
+    details: 'the headers timeout of that area only; unset: `UPSTREAM_HEADERS_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -377,7 +386,7 @@ export const SETTINGS = [
     env: 'PETSTORE_BODY_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_BODY_TIMEOUT_MS for the pet store only',
-    details: 'the whole-body timeout of that area only',
+    details: 'the whole-body timeout of that area only; unset: `UPSTREAM_BODY_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -385,7 +394,7 @@ export const SETTINGS = [
     env: 'PLANTS_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_TIMEOUT_MS for the plant area only',
-    details: 'the call deadline of that area only',
+    details: 'the call deadline of that area only; unset: `UPSTREAM_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -393,7 +402,7 @@ export const SETTINGS = [
     env: 'PLANTS_CONNECT_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_CONNECT_TIMEOUT_MS for the plant area only',
-    details: 'the connect timeout of that area only',
+    details: 'the connect timeout of that area only; unset: `UPSTREAM_CONNECT_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -401,7 +410,7 @@ export const SETTINGS = [
     env: 'PLANTS_HEADERS_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_HEADERS_TIMEOUT_MS for the plant area only',
-    details: 'the headers timeout of that area only',
+    details: 'the headers timeout of that area only; unset: `UPSTREAM_HEADERS_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -409,7 +418,7 @@ export const SETTINGS = [
     env: 'PLANTS_BODY_TIMEOUT_MS',
     default: undefined,
     description: 'UPSTREAM_BODY_TIMEOUT_MS for the plant area only',
-    details: 'the whole-body timeout of that area only',
+    details: 'the whole-body timeout of that area only; unset: `UPSTREAM_BODY_TIMEOUT_MS`',
     parse: integer(1, 600_000),
   },
   {
@@ -537,7 +546,8 @@ export const SETTINGS = [
     env: 'OTEL_TRACES_EXPORTER',
     default: undefined,
     description: 'where spans go: otlp, console or none (unset: otlp if an OTLP endpoint is set, else tracing is off)',
-    details: '`otlp`, `console` (spans written to stdout) or `none`',
+    details:
+      '`otlp`, `console` (spans written to stdout) or `none`; unset: `otlp` when an OTLP endpoint is set, else tracing is off',
     parse: oneOf('otlp', 'console', 'none'),
   },
   {
@@ -546,7 +556,7 @@ export const SETTINGS = [
     default: undefined,
     description: 'OTLP/HTTP collector base URL; traces go to {it}/v1/traces (setting it turns tracing on)',
     details:
-      'OpenTelemetry collector (OTLP/HTTP) base URL; spans go to `{it}/v1/traces`. Setting it turns tracing on (see [Tracing](operations.md#tracing))',
+      'OpenTelemetry collector (OTLP/HTTP) base URL; spans go to `{it}/v1/traces`. Setting it turns tracing on (see [Tracing](operations.md#tracing)); unset, with the one below unset too: no spans are sent unless `OTEL_TRACES_EXPORTER` asks (`otlp` then sends to `http://localhost:4318`)',
     parse: url,
   },
   {
@@ -554,7 +564,8 @@ export const SETTINGS = [
     env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
     default: undefined,
     description: 'full OTLP/HTTP URL for traces, used as is (setting it turns tracing on)',
-    details: 'full OTLP/HTTP URL for spans, used as is; wins over the one above and also turns tracing on',
+    details:
+      'full OTLP/HTTP URL for spans, used as is; wins over the one above and also turns tracing on; unset: `{OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`',
     parse: url,
   },
   {
@@ -588,7 +599,7 @@ export const SETTINGS = [
     env: 'OTEL_TRACES_SAMPLER_ARG',
     default: '1',
     description: 'ratio of traces sampled by the traceidratio samplers, from 0 to 1',
-    details: 'the share of traces the `traceidratio` samplers keep, from 0 to 1',
+    details: 'the share of traces the `traceidratio` samplers keep, from `0` (none) to `1` (all)',
     parse: ratio,
   },
   {
@@ -608,7 +619,7 @@ export const SETTINGS = [
     default: '10000',
     description: 'on SIGTERM/SIGINT, time in-flight requests get to finish, in milliseconds',
     details:
-      'on `SIGTERM` or `SIGINT` the gateway stops listening; a keep-alive connection that carries one more request gets it answered with `Connection: close`, idle ones are closed after min(1 s, half this); requests in flight get this long to finish, then are cut. Then the upstream pools, Redis and tracing close, and the process exits 0. Whatever hangs, it exits by this + 1.6 s (a cluster primary + 1.8 s, killing stuck workers), with code 1 when the stop did not end cleanly. A second signal cuts at once. See [Stopping](operations.md#stopping)',
+      'on `SIGTERM` or `SIGINT` the gateway stops listening; a keep-alive connection that carries one more request gets it answered with `Connection: close`, idle ones are closed after min(1 s, half this); requests in flight get this long to finish, then are cut (`0`: at once). Then the upstream pools, Redis and tracing close, and the process exits 0. Whatever hangs, it exits by this + 1.6 s (a cluster primary + 1.8 s, killing stuck workers), with code 1 when the stop did not end cleanly. A second signal cuts at once. See [Stopping](operations.md#stopping)',
     parse: integer(0, 600_000),
   },
   {
@@ -667,7 +678,7 @@ export const SETTINGS = [
     env: 'BATCH_MAX_OPERATIONS',
     default: '0',
     description: 'most operations in one batched request (a JSON array body); 0 turns batching off',
-    details: 'most operations in one batched request (a JSON array body)',
+    details: 'most operations in one batched request (a JSON array body); `0`: batches are refused (400)',
     parse: integer(0, 1000),
   },
   {
@@ -683,7 +694,7 @@ export const SETTINGS = [
     env: 'QUERY_MAX_ALIASES',
     default: '50',
     description: 'most aliases in an operation',
-    details: 'most aliases in an operation (400 `TOO_MANY_ALIASES`)',
+    details: 'most aliases in an operation (400 `TOO_MANY_ALIASES`; `0`: none)',
     parse: integer(0, 100_000),
   },
   {
@@ -711,7 +722,7 @@ export const SETTINGS = [
     env: 'QUERY_MAX_DIRECTIVES',
     default: '20',
     description: 'most directives in an operation',
-    details: 'most directives in an operation (400 `TOO_MANY_DIRECTIVES`)',
+    details: 'most directives in an operation (400 `TOO_MANY_DIRECTIVES`; `0`: none)',
     parse: integer(0, 100_000),
   },
   {
@@ -746,7 +757,7 @@ export const SETTINGS = [
     default: '0',
     description: 'requests per minute of one client (its credential, else its address); 0: no limit',
     details:
-      'requests per minute of one client: its credential, or its address when it sends none. 429 `RATE_LIMITED` with `Retry-After`. See [Rate limits](security.md) before turning it on behind a proxy',
+      'requests per minute of one client: its credential, or its address when it sends none. 429 `RATE_LIMITED` with `Retry-After`; `0`: no limit per client. See [Rate limits](security.md) before turning it on behind a proxy',
     parse: integer(0, 100_000_000),
   },
   {
@@ -754,7 +765,7 @@ export const SETTINGS = [
     env: 'RATE_LIMIT_ADDRESS_PER_MINUTE',
     default: '0',
     description: 'requests per minute from one address, whatever credentials they carry; 0: no limit',
-    details: 'requests per minute from one address whatever credentials they carry',
+    details: 'requests per minute from one address whatever credentials they carry; `0`: no limit per address',
     parse: integer(0, 100_000_000),
   },
   {
@@ -781,7 +792,7 @@ export const SETTINGS = [
     default: undefined,
     description: 'origins whose pages may call the gateway (comma-separated), or *; unset: same origin only',
     details:
-      'origins whose pages may call the gateway, comma separated (`https://app.example.com,https://admin.example.com`), or `*`',
+      "origins whose pages may call the gateway, comma separated (`https://app.example.com,https://admin.example.com`), or `*` (any page, without cookies or HTTP authentication); unset: no CORS headers, so only pages of the gateway's own origin can read its answers",
     parse: origins,
   },
   {
@@ -789,7 +800,8 @@ export const SETTINGS = [
     env: 'TRUSTED_DOCUMENTS',
     default: undefined,
     description: 'path of a trusted documents manifest (JSON: hash -> document); set: only those documents run',
-    details: 'path of a trusted documents manifest (JSON: hash → document); set, only those documents run, by hash',
+    details:
+      'path of a trusted documents manifest (JSON: hash → document); set, only those documents run, by hash; unset: any document runs. See [Trusted documents](trusted-documents.md)',
     parse: (raw: string) => raw,
   },
   {
@@ -799,7 +811,7 @@ export const SETTINGS = [
     description:
       'serve repeated identical queries of one caller from memory for this long, in milliseconds; 0: no response cache',
     details:
-      'keep the answer of a query for this long and serve identical queries (same document, variables and credentials) from memory; see [Response cache](performance.md#response-cache)',
+      'keep the answer of a query for this long and serve identical queries (same document, variables and credentials) from memory (from Redis with `REDIS_URL`); `0`: no response cache, unless `RESPONSE_CACHE_TTL_PER_TYPE` gives types a lifetime. See [Response cache](performance.md#response-cache)',
     parse: integer(0, 86_400_000),
   },
   {
@@ -809,7 +821,7 @@ export const SETTINGS = [
     description:
       'cache lifetime of answers holding a type or field, in milliseconds: Type=ms,Type.field=ms (e.g. Inventory=1000)',
     details:
-      'other lifetimes for answers holding a type or field: `Type=ms,Type.field=ms`, e.g. `Inventory=0,Pet=5000` (`0`: never kept); each type and field is checked against the schema at start (a misspelling is refused, naming the one meant); set alone, only answers holding its types are kept',
+      'other lifetimes for answers holding a type or field: `Type=ms,Type.field=ms`, e.g. `Inventory=0,Pet=5000` (`0`: never kept); each type and field is checked against the schema at start (a misspelling is refused, naming the one meant); set alone, only answers holding its types are kept; unset: every answer gets `RESPONSE_CACHE_TTL_MS`',
     parse: ttlPerType,
   },
   {
@@ -840,7 +852,7 @@ export const SETTINGS = [
       'redis:// or rediss:// URL (password and database index allowed) of the Redis that every process and ' +
       'replica shares: rate-limit counters, response cache, APQ documents',
     details:
-      '`redis://` or `rediss://` (TLS) URL of the Redis that every worker and replica shares, with password and database index if needed (`rediss://:password@redis:6380/2`): rate-limit counters, the response cache, APQ documents. See [Scaling out](deploy.md#scaling-out)',
+      "`redis://` or `rediss://` (TLS) URL of the Redis that every worker and replica shares, with password and database index if needed (`rediss://:password@redis:6380/2`): rate-limit counters, the response cache, APQ documents, the upstream cache, the change feed (what a write through one replica changed, for the others' caches, shared calls and live queries) and each area's circuit and `Retry-After` hold; unset: each process keeps its own. See [Scaling out](deploy.md#scaling-out)",
     parse: redisUrl,
   },
   {

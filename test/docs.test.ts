@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIGURATION_PAGE, renderConfigurationPage } from '../scripts/config-docs.js';
+import { accepts, CONFIGURATION_PAGE, renderConfigurationPage } from '../scripts/config-docs.js';
+import { SETTINGS } from '../src/config.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { errorCodeUnion } from './helpers/error-codes.js';
 import { useObserved } from './helpers/observed.js';
@@ -23,6 +24,17 @@ describe('docs/configuration.md', () => {
     const page = read(CONFIGURATION_PAGE);
     expect(renderConfigurationPage(page)).toBe(page);
   });
+
+  it.each(SETTINGS.map((setting) => ({ env: setting.env, setting })))(
+    '$env: a number says the values it accepts, 0 says what it means, unset says what it means',
+    ({ setting }) => {
+      const meaning: string = setting.details;
+      const range = accepts(setting);
+      if (setting.default !== undefined && /^\d+(\.\d+)?$/.test(setting.default)) expect(range).toMatch(/\d–\d/);
+      if (range?.startsWith('0–')) expect(meaning).toMatch(/`0`|\b0 \(|\b0 picks/);
+      if (setting.default === undefined) expect(meaning).toMatch(/\bunset\b/);
+    },
+  );
 });
 
 describe('error codes', () => {

@@ -206,7 +206,7 @@ function renderCompression(input: ResultsInput, find: Find, push: (...lines: str
       ? ''
       : `${m.cpuMsPerRequest >= plain.cpuMsPerRequest ? '+' : ''}${cpu(m.cpuMsPerRequest - plain.cpuMsPerRequest)}`;
   push(
-    '## Compressed answers (issue 20)',
+    '## Compressed answers',
     '',
     `${SCENARIO_NAMES[5]} (\`petsByStatus\` of all three statuses, every field: 3 upstream calls, about 8.5 KB of JSON), 0 ms`,
     "upstream, 10 connections, one process, sharing of upstream calls off (so that no request rides on another's call and",
@@ -265,7 +265,7 @@ function renderUpstreamSafety(input: ResultsInput, find: Find, push: (...lines: 
   if (lines.length === 0 && checks.length === 0) return;
   if (checks.length > 0)
     push(
-      '## Contract check, measured from within (issue 22)',
+      '## Contract check, measured from within',
       '',
       "The time the gateway's checks of sampled upstream answers took (`upstream_contract_check_seconds_total`) over a",
       `run of ${input.plan.samePetSeconds} s (one process, sharing off, 0 ms upstream, 10 connections), against its CPU time over the same run.`,
@@ -279,7 +279,7 @@ function renderUpstreamSafety(input: ResultsInput, find: Find, push: (...lines: 
     );
   if (lines.length === 0) return;
   push(
-    '## Upstream safety costs (issue 22)',
+    '## Upstream safety costs',
     '',
     'CPU per request, one process, sharing of upstream calls off, 0 ms upstream, 10 connections. The contract check',
     "validates a sampled upstream answer against its operation's response schema; its target is ≤ 3% at the default",
@@ -326,7 +326,7 @@ function renderHardened(input: ResultsInput, find: Find, push: (...lines: string
   });
   if (lines.length === 0) return;
   push(
-    '## Targets (issue 21)',
+    '## Targets: CORS, hardened and cached requests',
     '',
     'CPU per request against the default gateway serving the same request, both in one process with sharing of',
     "upstream calls off (so that no request rides on another's call), 0 ms upstream, 10 connections. The CORS and",
@@ -430,7 +430,7 @@ export function renderResults(input: ResultsInput): string {
   // Targets.
   const columns = [CONTENDER.workers1, CONTENDER.auto, CONTENDER.noDedupe];
   push(
-    '## Targets (issue 11)',
+    '## Targets: CPU, latency, memory and sharing',
     '',
     `| Target | ${columns.join(' | ')} |`,
     `|---|${columns.map(() => '---').join('|')}|`,
@@ -512,7 +512,7 @@ export function renderResults(input: ResultsInput): string {
     if (uncached && redis) {
       const ratio = redis.rps / uncached.rps;
       push(
-        '## Targets (issue 13)',
+        '## Targets: the response cache through Redis',
         '',
         `${SCENARIO_NAMES[1]}, 5 ms upstream, 10 connections, response cache (\`RESPONSE_CACHE_TTL_MS=60000\`) and rate limits`,
         '(`RATE_LIMIT_PER_MINUTE` and `RATE_LIMIT_ADDRESS_PER_MINUTE` set high enough never to refuse) on, in one process;',

@@ -6,7 +6,7 @@
  * name the benchmark run they come from.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -184,18 +184,69 @@ describe('docs/security.md', () => {
   });
 });
 
+/** The pages a user reads: the README and docs/ (decision records aside: they keep the figures that decided them). */
+const USER_PAGES = ['README.md', ...readdirSync(`${PROJECT_ROOT}docs`).filter((name) => name.endsWith('.md'))].map(
+  (name) => (name === 'README.md' ? name : `docs/${name}`),
+);
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+
+/** bench/RESULTS.md's sections by anchor: each `## ` heading's text to the next. */
+function resultsSections(): Map<string, string> {
+  const sections = new Map<string, string>();
+  for (const part of read('bench/RESULTS.md').split(/^## /m).slice(1))
+    sections.set(slug(part.slice(0, part.indexOf('\n'))), part.replace(/(\d),(\d{3})/g, '$1$2'));
+  return sections;
+}
+
+/** A measured figure: CPU, memory, throughput or a ratio between two runs. */
+const MEASURED = /\d(\.\d+)? ?(ms of CPU|ms CPU|ms\/req|MB\b|req\/s|answers a second|requests a second)|\d×/;
+/** Each number a paragraph quotes with a unit (ranges give both ends). */
+const QUOTED = /(\d[\d,]*(?:\.\d+)?)(?:[–-](\d[\d,]*(?:\.\d+)?))? ?(?:ms|µs|MB|s|req\/s|×|%|answers a second|requests a second)(?![\w/])/g;
+
 describe('figures', () => {
-  it.each(['README.md', 'docs/performance.md', 'docs/deploy.md'])(
-    '%s names the bench run its measured figures come from',
-    (file) => {
-      const page = read(file);
-      // A figure in milliseconds of CPU, MB of memory or requests per second is measured: its paragraph names the run.
-      for (const paragraph of page.split('\n\n')) {
-        if (!/\d(\.\d+)? ?(ms CPU|ms\/req|MB|req\/s)\b/.test(paragraph)) continue;
-        expect(paragraph, `in ${file}`).toMatch(/bench\/(RESULTS|PROFILE)\.md|(run|code) (of )?[0-9a-f]{7}\b/);
-      }
-    },
-  );
+  const sections = resultsSections();
+
+  it('bench/RESULTS.md has the sections user pages quote', () => {
+    expect([...sections.keys()]).toEqual(
+      expect.arrayContaining(['throughput-and-latency', 'start-to-first-answer-and-idle-memory']),
+    );
+  });
+
+  it.each(USER_PAGES)('%s: each measured figure is one of the bench/RESULTS.md section it links to', (file) => {
+    for (const paragraph of read(file).split(/\n\s*\n/)) {
+      const linked = [...paragraph.matchAll(/RESULTS\.md#([\w-]+)/g)].map((match) => match[1] ?? '');
+      if (!MEASURED.test(paragraph) && linked.length === 0) continue;
+      const where = `${file}: ${paragraph.slice(0, 100)}…`;
+      expect(linked.length, `${where} names no section of bench/RESULTS.md`).toBeGreaterThan(0);
+      const quoted = linked.map((anchor) => {
+        expect(sections.has(anchor), `${where}: bench/RESULTS.md has no section #${anchor}`).toBe(true);
+        return sections.get(anchor) ?? '';
+      });
+      const text = paragraph.replace(/\]\([^)]*\)/g, ']').replace(/(\d),(\d{3})/g, '$1$2');
+      for (const [, ...numbers] of text.matchAll(QUOTED))
+        for (const number of numbers.filter((found) => found !== undefined)) {
+          const standalone = new RegExp(`(?<![\\d.])${number.replace(/,/g, '').replace('.', '\\.')}(?!\\d|\\.\\d)`);
+          expect(
+            quoted.some((section) => standalone.test(section)),
+            `${where} quotes ${number}, not in bench/RESULTS.md#${linked.join(', #')}`,
+          ).toBe(true);
+        }
+    }
+  });
+
+  const decisions = readdirSync(`${PROJECT_ROOT}docs/decisions`).map((name) => `docs/decisions/${name}`);
+
+  it.each([...USER_PAGES, ...decisions, 'CHANGELOG.md'])('%s names no commit and no issue', (file) => {
+    const page = read(file);
+    expect(page.match(/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g)).toBeNull();
+    expect(page.match(/\bissues? \d+|(?<![\w&])#\d+\b/gi)).toBeNull();
+  });
 });
 
 describe('the upload example of docs/graph.md', () => {

@@ -207,7 +207,8 @@ function resultsSections(): Map<string, string> {
 /** A measured figure: CPU, memory, throughput or a ratio between two runs. */
 const MEASURED = /\d(\.\d+)? ?(ms of CPU|ms CPU|ms\/req|MB\b|req\/s|answers a second|requests a second)|\d×/;
 /** Each number a paragraph quotes with a unit (ranges give both ends). */
-const QUOTED = /(\d[\d,]*(?:\.\d+)?)(?:[–-](\d[\d,]*(?:\.\d+)?))? ?(?:ms|µs|MB|s|req\/s|×|%|answers a second|requests a second)(?![\w/])/g;
+const QUOTED =
+  /(\d[\d,]*(?:\.\d+)?)(?:[–-](\d[\d,]*(?:\.\d+)?))? ?(?:ms|µs|MB|s|req\/s|×|%|answers a second|requests a second)(?![\w/])/g;
 
 describe('figures', () => {
   const sections = resultsSections();

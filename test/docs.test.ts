@@ -50,6 +50,17 @@ describe('error codes', () => {
     );
     expect([...new Set(documented)].sort()).toEqual(errorCodeUnion());
   });
+
+  it('every code has a row in the troubleshooting table of docs/operations.md', () => {
+    const page = read('docs/operations.md');
+    const start = page.indexOf('| `extensions.code` | What to check |');
+    const table = page.slice(start, page.indexOf('\n\n', start));
+    const rows = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) =>
+      [...(row[1] ?? '').matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] ?? ''),
+    );
+    expect(start).toBeGreaterThan(0);
+    expect([...new Set(rows)].sort()).toEqual(errorCodeUnion());
+  });
 });
 
 /** A refusal the security page documents: how to provoke it, and on which gateway. */

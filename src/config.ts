@@ -896,7 +896,7 @@ export const SETTINGS = [
       'live queries: `query @live` over server-sent events or graphql-ws is answered again whenever what it shows ' +
       'changes; true or false',
     details:
-      "`query @live { … }` over server-sent events or the graphql-ws WebSocket (`/graphql`) is answered again whenever what it shows changes: a write through any replica at once, a change made at the upstream within `LIVE_POLL_INTERVAL_MS`. Off by default: each live query holds a connection open and has the gateway poll the upstream with its caller's credential. See [Live queries](live-queries.md)",
+      "`query @live { … }` over server-sent events or the graphql-ws WebSocket (`/graphql`) is answered again whenever what it shows changes: a write through the same process at once (through any worker or replica with `REDIS_URL`), a change made at the upstream within `LIVE_POLL_INTERVAL_MS`. Off by default: each live query holds a connection open and has the gateway poll the upstream with its caller's credential. See [Live queries](live-queries.md)",
     parse: flag,
   },
   {

@@ -1,6 +1,6 @@
 # The gateway as a container: `docker build -t petstore-gateway .` then
 # `docker run -p 4000:4000 -e PETSTORE_URL=… -e PLANTS_URL=… petstore-gateway`.
-# Every setting of the README's table is an environment variable (NODE_ENV=production here:
+# Every setting of docs/configuration.md is an environment variable (NODE_ENV=production here:
 # GraphiQL and introspection are off unless GRAPHIQL=true / INTROSPECTION=true).
 
 # The base of every stage: the official Node.js image of the line the project ships and CI tests

@@ -52,14 +52,19 @@ function comparable(status: number, headers: Iterable<[string, string]>, body: B
 /**
  * The parts of an answer in parts (@defer, @stream), parsed: a multipart/mixed body's JSON parts, or
  * the events of server-sent events (their keep-alive comments left out); undefined for any other
- * answer. Two paths may cut the same parts into chunks apart, or ping between them.
+ * answer. Two paths may cut the same parts into chunks apart, or ping between them. Each part's
+ * error codes are checked against ErrorCode on the way (checkErrorCodes throws).
  */
 function streamedParts(contentType: string | undefined, text: string): unknown[] | undefined {
-  if (contentType?.startsWith('text/event-stream'))
-    return text
+  if (contentType?.startsWith('text/event-stream')) {
+    const events = text
       .split('\n\n')
       .map((block) => block.split('\n').filter((line) => line !== '' && !line.startsWith(':')))
       .filter((lines) => lines.length > 0);
+    for (const line of events.flat())
+      if (line.startsWith('data: {')) checkErrorCodes(JSON.parse(line.slice('data: '.length)) as unknown);
+    return events;
+  }
   const boundary = /^multipart\/mixed;\s*boundary="?([^";]+)"?/.exec(contentType ?? '')?.[1];
   if (boundary === undefined) return undefined;
   const [, ...parts] = text.split(`\r\n--${boundary}`);

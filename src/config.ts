@@ -955,7 +955,7 @@ export type UpstreamTimeouts = UpstreamClientOptions['timeouts'];
 /**
  * The gateway's configuration. One field per entry of {@link SETTINGS}, named by its `key` and
  * typed by its parser (its variable, flag, default and meaning are in that entry, in `--help` and
- * in the README's table), except the twelve timeout settings, which come resolved, one object
+ * in docs/configuration.md), except the twelve timeout settings, which come resolved, one object
  * per upstream area.
  */
 export type Config = Readonly<

@@ -448,14 +448,32 @@ export const SETTINGS = [
     parse: integer(1, 600_000),
   },
   {
-    key: 'upstreamCircuitFailures',
-    env: 'UPSTREAM_CIRCUIT_FAILURES',
-    default: '5',
+    key: 'upstreamCircuitFailureRate',
+    env: 'UPSTREAM_CIRCUIT_FAILURE_RATE',
+    default: '50',
     description:
-      'upstream calls in a row that fail (connection error, timeout, 5xx) before the area is not called for a cool-down (0: no circuit breaker)',
+      "percent of an area's calls over the window that must fail for want of the upstream before its circuit opens (0: no circuit breaker)",
     details:
-      'calls to one area in a row that fail for want of the upstream (a connection error, a timeout, a 5xx; never a 4xx, nor a 429 or 503 with `Retry-After`) before its circuit opens: calls then fail at once with `UPSTREAM_UNAVAILABLE` for `UPSTREAM_CIRCUIT_COOLDOWN_MS`, then one trial call goes through, and its success closes the circuit. `0`: no circuit breaker. See [Circuit breaking](operations.md#circuit-breaking-and-upstream-back-pressure)',
-    parse: integer(0, 1000),
+      "percent (1–99) of one area's calls over `UPSTREAM_CIRCUIT_WINDOW_MS` that must fail for want of the upstream (no connection, a reset, no answer in time, a 502, 503 or 504) before its circuit opens, once the window holds `UPSTREAM_CIRCUIT_MIN_CALLS` calls, and only if those failures came from more than one caller (credential; callers without one count as many). A 4xx counts as a success; a 500 or an unreadable answer counts for nothing, since one request can provoke them. Open, calls fail at once with `UPSTREAM_UNAVAILABLE` for the cool-down, then one trial call goes through, and its success closes the circuit. `0`: no circuit breaker. See [Circuit breaking](operations.md#circuit-breaking-and-upstream-back-pressure)",
+    parse: integer(0, 99),
+  },
+  {
+    key: 'upstreamCircuitMinCalls',
+    env: 'UPSTREAM_CIRCUIT_MIN_CALLS',
+    default: '10',
+    description: "fewest calls in the window before an area's circuit may open",
+    details:
+      'fewest calls (1–100000) to one area within `UPSTREAM_CIRCUIT_WINDOW_MS` before its failure rate is judged: below it, the circuit stays closed however many fail, so a few calls never close an area',
+    parse: integer(1, 100_000),
+  },
+  {
+    key: 'upstreamCircuitWindowMs',
+    env: 'UPSTREAM_CIRCUIT_WINDOW_MS',
+    default: '10000',
+    description: "the sliding window over which an area's failure rate is judged, in milliseconds",
+    details:
+      "the sliding window (1000–600000 ms) over which an area's failure rate is judged; it moves a tenth of its length at a time",
+    parse: integer(1000, 600_000),
   },
   {
     key: 'upstreamCircuitCooldownMs',
@@ -463,16 +481,16 @@ export const SETTINGS = [
     default: '5000',
     description: 'how long an open circuit refuses calls to its area before a trial call, in milliseconds',
     details:
-      'how long an open circuit refuses calls to its area before one trial call goes through; with `REDIS_URL` the other replicas refuse calls to that area as long',
+      'how long (1–600000 ms) an open circuit refuses calls to its area before one trial call goes through; longer when a 503 of the window asked for more with `Retry-After` (at most `UPSTREAM_RETRY_AFTER_MAX_MS`); with `REDIS_URL` the other replicas refuse calls to that area as long',
     parse: integer(1, 600_000),
   },
   {
     key: 'upstreamRetryAfterMaxMs',
     env: 'UPSTREAM_RETRY_AFTER_MAX_MS',
     default: '60000',
-    description: "longest wait a 429's or 503's Retry-After imposes on an area, in milliseconds",
+    description: "longest wait a 429's or 503's Retry-After imposes, in milliseconds",
     details:
-      'after a 429 or 503 with `Retry-After` (seconds or an HTTP-date), the area is not called until that time, at most this long after the answer: calls fail at once with `UPSTREAM_RATE_LIMITED` (429) or `UPSTREAM_UNAVAILABLE` (503), `extensions.retryAfter` saying how many seconds are left, and no retry is made before it',
+      "the longest wait (1–3600000 ms) taken from a `Retry-After` (seconds or an HTTP-date). A 429 with `Retry-After` holds back the credentials that received it, for that area: their calls fail at once with `UPSTREAM_RATE_LIMITED` and `extensions.retryAfter` until then, while other callers keep calling (callers without a credential share one hold). A 503 with `Retry-After` holds nobody: that call's retry waits for it (or is not made past the deadline), and it lengthens the cool-down if the area's circuit opens",
     parse: integer(1, 3_600_000),
   },
   {
@@ -1131,6 +1149,7 @@ export function loadConfig(
   argv: readonly string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
+  checkRetired(env);
   const set = graphiqlChecked(readSettings(SETTINGS, argv, env), argv, env);
   checkUpstreams(set);
   checkUpstreamCache(set);
@@ -1171,6 +1190,19 @@ export function loadConfig(
   });
   settingsAsSet.set(config, set);
   return config;
+}
+
+/** Settings no longer read, and what replaced them: set, they stop the start rather than be ignored. */
+const RETIRED: Readonly<Record<string, string>> = {
+  UPSTREAM_CIRCUIT_FAILURES:
+    'the circuit now opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS; UPSTREAM_CIRCUIT_FAILURE_RATE=0 turns it off)',
+};
+
+function checkRetired(env: NodeJS.ProcessEnv): void {
+  for (const [name, replacement] of Object.entries(RETIRED)) {
+    if (env[name] !== undefined && env[name] !== '')
+      throw new ConfigError(`${name} is no longer read: ${replacement}. Unset it.`);
+  }
 }
 
 /**

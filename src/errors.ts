@@ -24,13 +24,13 @@ export type ErrorCode =
   /** the upstream did not answer in time */
   | 'UPSTREAM_TIMEOUT'
   /**
-   * the upstream could not be reached, or answered 502, 503 or 504; or it was not called: its circuit is open, or it
-   * answered 503 with a Retry-After that has not passed (`extensions.retryAfter`, in seconds)
+   * the upstream could not be reached, or answered 502, 503 or 504 (a 503's Retry-After as `extensions.retryAfter`);
+   * or it was not called: its circuit is open (`extensions.retryAfter`, in seconds)
    */
   | 'UPSTREAM_UNAVAILABLE'
   /**
-   * the upstream answered 429, or was not called because it did with a Retry-After that has not passed
-   * (`extensions.retryAfter`, in seconds)
+   * the upstream answered 429, or was not called because it answered these credentials 429 with a Retry-After that
+   * has not passed (`extensions.retryAfter`, in seconds)
    */
   | 'UPSTREAM_RATE_LIMITED'
   // The caller's input.

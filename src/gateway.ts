@@ -98,7 +98,12 @@ export function upstreamClientOptions(config: GatewayConfig, service: UpstreamSe
     retries: config.upstreamRetries,
     retryBackoffMs: config.upstreamRetryBackoffMs,
     retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
-    circuit: { failures: config.upstreamCircuitFailures, cooldownMs: config.upstreamCircuitCooldownMs },
+    circuit: {
+      failureRate: config.upstreamCircuitFailureRate,
+      minCalls: config.upstreamCircuitMinCalls,
+      windowMs: config.upstreamCircuitWindowMs,
+      cooldownMs: config.upstreamCircuitCooldownMs,
+    },
     retryAfterMaxMs: config.upstreamRetryAfterMaxMs,
     // Identical GETs in flight at the same time, from any requests, share one call (UPSTREAM_DEDUPE).
     dedupe: config.upstreamDedupe,
@@ -308,11 +313,8 @@ function createLive(
       maxPerSecond: config.livePollMaxPerSecond,
       baseUrls: { petstore: config.petstoreUrl, plants: config.plantsUrl },
       timeoutMs: config.upstreamTimeouts.petstore.totalMs,
-      // An area the gateway does not call now (circuit open, Retry-After) is not polled either.
-      held: (service) => {
-        const standing = upstreams[service].standing?.();
-        return standing !== undefined && (standing.circuit === 'open' || standing.gate.shut);
-      },
+      // An area the gateway does not call now (its circuit open) is not polled either.
+      held: (service) => upstreams[service].standing?.().circuit === 'open',
     },
     observe: metrics && ((event) => metrics.observeLive(event)),
     renew: (context, recorder, first) => {

@@ -65,6 +65,13 @@ export function credentialFingerprint(headers: HeaderSource): string | undefined
 }
 const fingerprints = new WeakMap<HeaderSource, string | undefined>();
 
+/** {@link credentialFingerprint} of headers held as a record, as an upstream call has them. */
+export function credentialFingerprintOf(headers: Readonly<Record<string, string>> | undefined): string | undefined {
+  if (headers === undefined) return undefined;
+  const byName = new Map(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  return credentialFingerprint({ get: (name) => byName.get(name) ?? null });
+}
+
 /** The secret values of a request's variables: strings in fields named like a secret (`password`, `token`, ...). */
 export function variableSecrets(variables: unknown): string[] {
   const found: string[] = [];

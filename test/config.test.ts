@@ -59,7 +59,9 @@ describe('loadConfig', () => {
       upstreamRetries: 2,
       upstreamRetryBackoffMs: 50,
       upstreamRetryBackoffMaxMs: 1000,
-      upstreamCircuitFailures: 5,
+      upstreamCircuitFailureRate: 50,
+      upstreamCircuitMinCalls: 10,
+      upstreamCircuitWindowMs: 10000,
       upstreamCircuitCooldownMs: 5000,
       upstreamRetryAfterMaxMs: 60000,
       uploadMaxBytes: 10485760,
@@ -126,7 +128,9 @@ describe('loadConfig', () => {
     ['UPSTREAM_RETRIES', '0', 'upstreamRetries', 0],
     ['UPSTREAM_RETRY_BACKOFF_MS', '25', 'upstreamRetryBackoffMs', 25],
     ['UPSTREAM_RETRY_BACKOFF_MAX_MS', '250', 'upstreamRetryBackoffMaxMs', 250],
-    ['UPSTREAM_CIRCUIT_FAILURES', '0', 'upstreamCircuitFailures', 0],
+    ['UPSTREAM_CIRCUIT_FAILURE_RATE', '0', 'upstreamCircuitFailureRate', 0],
+    ['UPSTREAM_CIRCUIT_MIN_CALLS', '50', 'upstreamCircuitMinCalls', 50],
+    ['UPSTREAM_CIRCUIT_WINDOW_MS', '30000', 'upstreamCircuitWindowMs', 30000],
     ['UPSTREAM_CIRCUIT_COOLDOWN_MS', '30000', 'upstreamCircuitCooldownMs', 30000],
     ['UPSTREAM_RETRY_AFTER_MAX_MS', '5000', 'upstreamRetryAfterMaxMs', 5000],
     ['UPLOAD_MAX_BYTES', '2048', 'uploadMaxBytes', 2048],
@@ -311,6 +315,18 @@ describe('upstreamTimeouts: the timeouts of each area', () => {
 describe('a bad setting stops the start with a ConfigError naming it', () => {
   it.each([
     ['PORT=abc', [], { PORT: 'abc' }, 'PORT must be an integer from 0 to 65535, got "abc"'],
+    [
+      'UPSTREAM_CIRCUIT_FAILURES=5 (retired)',
+      [],
+      { UPSTREAM_CIRCUIT_FAILURES: '5' },
+      'UPSTREAM_CIRCUIT_FAILURES is no longer read: the circuit now opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS; UPSTREAM_CIRCUIT_FAILURE_RATE=0 turns it off). Unset it.',
+    ],
+    [
+      'UPSTREAM_CIRCUIT_FAILURE_RATE=100',
+      [],
+      { UPSTREAM_CIRCUIT_FAILURE_RATE: '100' },
+      'UPSTREAM_CIRCUIT_FAILURE_RATE must be an integer from 0 to 99, got "100"',
+    ],
     ['PORT=70000', [], { PORT: '70000' }, 'PORT must be an integer from 0 to 65535, got "70000"'],
     ['--port -1', ['--port=-1'], {}, 'PORT must be an integer from 0 to 65535, got "-1"'],
     [

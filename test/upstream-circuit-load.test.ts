@@ -1,14 +1,16 @@
 /**
  * The circuit breaker under load (loopback, bounded): an upstream that fails, then recovers.
- * The same 300 queries, 10 at a time, go to a gateway with the breaker and to one without
- * (UPSTREAM_CIRCUIT_FAILURES=0), each in front of its own scripted upstream, which answers 503
- * (no Retry-After) until the test flips it healthy.
+ * The same 300 queries of 20 tenants, 10 at a time, go to a gateway with the breaker (its
+ * default failure rate, minimum of calls and window) and to one without
+ * (UPSTREAM_CIRCUIT_FAILURE_RATE=0), each in front of its own scripted upstream, which answers
+ * 503 (no Retry-After) until the test flips it healthy.
  *
  * The issue's "fails for 5 s" is scaled to the queries' own pace: the upstream fails for as long
  * as the 300 queries take, however long that is on the machine running the test, and the test
  * flips it once they are all answered; the cool-down (UPSTREAM_CIRCUIT_COOLDOWN_MS) is 1 s.
  *
- * It asserts: with the breaker, at least 90% fewer calls reach the failing upstream; every
+ * It asserts: with the breaker, at most the breaker's minimum of calls, those already in flight
+ * when it opens and one trial a cool-down reach the failing upstream (at least 90% fewer); every
  * query is answered (data, or UPSTREAM_UNAVAILABLE; none hangs); and once the upstream is
  * healthy, the circuit lets its trial call through within one cool-down (it is half-open, or
  * open for at most one cool-down, when the upstream recovers) and that first call succeeds and
@@ -41,8 +43,8 @@ async function side(overrides: Partial<GatewayConfig>): Promise<Side> {
 }
 
 beforeAll(async () => {
-  withBreaker = await side({ upstreamCircuitFailures: 5 });
-  withoutBreaker = await side({ upstreamCircuitFailures: 0 });
+  withBreaker = await side({ upstreamCircuitFailureRate: 50 });
+  withoutBreaker = await side({ upstreamCircuitFailureRate: 0 });
 });
 afterAll(async () => {
   for (const each of [withBreaker, withoutBreaker]) {
@@ -59,13 +61,19 @@ async function load(gateway: ObservedGateway, count: number): Promise<GraphQLRes
     while (next < count) {
       const index = next;
       next += 1;
-      // Different pets, so that concurrent queries do not share one call (UPSTREAM_DEDUPE).
-      answers[index] = await gateway.gql(`{ pet(id: ${(index % 20) + 1}) { id name } }`, {}, ALL_CREDENTIALS);
+      // Different pets and tenants, so that concurrent queries do not share one call (UPSTREAM_DEDUPE),
+      // and the failures are everyone's.
+      const tenant = { authorization: `Bearer tenant-${index % 20}-token`, api_key: `tenant-${index % 20}-key` };
+      answers[index] = await gateway.gql(`{ pet(id: ${(index % 20) + 1}) { id name } }`, {}, tenant);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   return answers;
 }
+
+/** Trial calls made after a cool-down that failed: each opened the circuit again (its first opening aside). */
+const trials = (gateway: ObservedGateway) =>
+  Math.max(0, gateway.log.text().split('upstream petstore: circuit open').length - 2);
 
 const petCalls = (upstream: ScriptedUpstream) => upstream.requests.filter((request) => request.url.includes('/pet/'));
 
@@ -101,6 +109,9 @@ describe('an upstream that fails, then recovers, under load', () => {
       expect(new Set(answers.map(outcome))).toEqual(new Set(['UPSTREAM_UNAVAILABLE']));
     }
     expect(reachedWithout).toBe(QUERIES);
+    // The breaker's minimum of calls (10) is what it takes to judge, and up to 9 more were in
+    // flight when the tenth failed; then one trial a cool-down went through.
+    expect(reachedWith).toBeLessThanOrEqual(10 + CONCURRENCY - 1 + trials(withBreaker.gateway));
     expect(reachedWith).toBeLessThanOrEqual(QUERIES * 0.1);
     // The queries the breaker refused said when to come back.
     const refused = answersWith.filter((answer) => answer.errors?.[0]?.extensions?.['retryAfter'] !== undefined);

@@ -1,11 +1,14 @@
 /**
  * The circuit breaker of each upstream area (`src/upstream/circuit.ts`), seen by a GraphQL
- * caller and by the upstream: after UPSTREAM_CIRCUIT_FAILURES failed calls in a row (connection
- * errors, timeouts, 5xx; never a 4xx) the area is not called, and queries fail at once with
- * UPSTREAM_UNAVAILABLE and `retryAfter`; after the cool-down one trial call goes through while
- * the others still fail at once; its success closes the circuit, its failure opens it again. A
- * call shared by several callers counts once. `upstream_circuit_state` and /readiness follow the
- * state. With REDIS_URL, a circuit opened on one replica holds the area back on the others, and
+ * caller and by the upstream. Over a sliding window with a minimum of calls, when more than the
+ * configured share of them failed for want of the upstream (connection errors, timeouts, 502,
+ * 503, 504) and from more than one caller, the area is not called, and queries fail at once with
+ * UPSTREAM_UNAVAILABLE and `retryAfter`; a 4xx counts as a success and a 500 for nothing, so no
+ * single caller can open it. After the cool-down (longer when a 503 asked for it with
+ * Retry-After) one trial call goes through while the others still fail at once; its success
+ * closes the circuit, its failure opens it again. A call shared by several callers counts once.
+ * `upstream_circuit_state` and /readiness follow the state. With REDIS_URL, a circuit opened on
+ * one replica holds the area back on the others, a 429 holds its caller back on the others, and
  * Redis being away never stops a call.
  *
  * Cool-downs run on a fake clock (`fakeClock({ date: true })`: cockatiel reads `Date.now()`).
@@ -21,7 +24,7 @@ import type { GatewayConfig } from '../src/gateway.js';
 const upstream = useScriptedUpstream();
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 const PET_QUERY = '{ pet(id: 1) { id name } }';
-const DOWN = json(500, { code: 500, message: 'Internal failure' });
+const DOWN = json(503, { code: 503, message: 'Service is down' });
 const PET_ANSWER = { status: 200, data: { pet: { id: '1', name: 'Cat 1' } } };
 /** The error of a query refused because the pet store's circuit is open. */
 const circuitOpen = (retryAfter: number) => ({
@@ -29,9 +32,14 @@ const circuitOpen = (retryAfter: number) => ({
   upstream: { service: 'petstore', operation: 'getPetById' },
   retryAfter,
 });
-/** A circuit that opens after 3 failures, for 5 s; no retries, so that each query makes one call. */
+/**
+ * A circuit judged on at least 3 calls in 10 s, opening when more than half failed, for 5 s; no
+ * retries, so that each query makes one call.
+ */
 const BREAKER: Partial<GatewayConfig> = {
-  upstreamCircuitFailures: 3,
+  upstreamCircuitFailureRate: 50,
+  upstreamCircuitMinCalls: 3,
+  upstreamCircuitWindowMs: 10_000,
   upstreamCircuitCooldownMs: 5000,
   upstreamRetries: 0,
 };
@@ -46,7 +54,12 @@ async function serve(overrides: Partial<GatewayConfig> = {}, up: ScriptedUpstrea
   return gateway;
 }
 
-const ask = (gateway: ObservedGateway) => gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
+/** The credentials of tenant `n`: a bearer token and an api_key of its own. */
+const tenant = (n: number) => ({ authorization: `Bearer tenant-${n}-token`, api_key: `tenant-${n}-key` });
+
+/** The pet query of tenant `n` (default: the suite's own credentials). */
+const ask = (gateway: ObservedGateway, n?: number) =>
+  gateway.gql(PET_QUERY, {}, n === undefined ? ALL_CREDENTIALS : tenant(n));
 
 /** The pet store requests the upstream received (readiness's pings of the base URL left out). */
 const petCalls = (up: ScriptedUpstream = upstream()) => up.requests.filter((request) => request.url.includes('/pet/'));
@@ -66,14 +79,14 @@ async function readiness(gateway: ObservedGateway) {
   return { status: response.status, body: (await response.json()) as { upstreams: Record<string, unknown> } };
 }
 
-/** Fails `count` queries through `gateway` with the upstream answering 500. */
-async function failCalls(gateway: ObservedGateway, count: number): Promise<void> {
-  upstream().answer(DOWN);
-  for (let index = 0; index < count; index += 1) await ask(gateway);
+/** `count` queries through `gateway`, each of another tenant, with the upstream answering `answer` (503). */
+async function failCalls(gateway: ObservedGateway, count: number, answer = DOWN): Promise<void> {
+  upstream().answer(answer);
+  for (let index = 0; index < count; index += 1) await ask(gateway, index);
 }
 
-describe('an area whose calls fail in a row', () => {
-  it('is not called after UPSTREAM_CIRCUIT_FAILURES failures: queries fail at once with UPSTREAM_UNAVAILABLE and retryAfter', async () => {
+describe('an area whose calls fail', () => {
+  it('is not called once more than the failure rate of the window failed: queries fail at once with UPSTREAM_UNAVAILABLE and retryAfter', async () => {
     fakeClock({ date: true });
     const gateway = await serve();
 
@@ -86,7 +99,9 @@ describe('an area whose calls fail in a row', () => {
 
     expect(refused.data).toEqual({ pet: null });
     expect(extensionsOf(refused)).toEqual([circuitOpen(5)]);
-    expect(refused.errors?.[0]?.message).toMatch(/^petstore is unavailable \(circuit open: its last 3 calls failed\)/);
+    expect(refused.errors?.[0]?.message).toMatch(
+      /^petstore is unavailable \(circuit open: most of its recent calls failed\)/,
+    );
     expect(petCalls()).toHaveLength(3);
     // Counted as a call held back, not timed as one the upstream answered.
     const metrics = await (await fetch(`${gateway.origin}/metrics`)).text();
@@ -106,24 +121,100 @@ describe('an area whose calls fail in a row', () => {
     expect(upstream().requests.map((request) => `${request.method} ${request.url}`)).toContain('POST /plants');
   });
 
-  it('counts refused connections and timeouts, not 4xx answers', async () => {
+  it("cannot be opened by one caller: ten of its failing calls leave other callers' queries answered", async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    upstream().answer((request) => (request.headers['api_key'] === 'tenant-0-key' ? DOWN : json(200, PET_1)));
+
+    const own = [];
+    for (let index = 0; index < 10; index += 1) own.push(await ask(gateway, 0));
+    const other = await ask(gateway, 1);
+
+    expect(new Set(own.map((result) => extensionsOf(result)?.[0]?.['code']))).toEqual(
+      new Set(['UPSTREAM_UNAVAILABLE']),
+    );
+    // Each of its calls was sent: the circuit stayed closed.
+    expect(own.every((result) => result.errors?.[0]?.extensions?.['retryAfter'] === undefined)).toBe(true);
+    expect(other).toEqual(PET_ANSWER);
+    expect(petCalls()).toHaveLength(11);
+    expect(await circuitMetric(gateway)).toBe(0);
+  });
+
+  it("does not count a 500: ten queries that make the upstream answer 500 leave other callers' queries answered", async () => {
     fakeClock({ date: true });
     const gateway = await serve();
 
-    upstream().answer(json(404, { code: 404, message: 'Pet not found' }));
-    for (let index = 0; index < 5; index += 1) await ask(gateway);
-    upstream().answer({ reset: true });
-    await ask(gateway);
-    await ask(gateway);
+    upstream().answer(json(500, { code: 500, message: 'boom at /srv/app/server.js:12' }));
+    const failed = [];
+    for (let index = 0; index < 10; index += 1) failed.push(await ask(gateway, index));
     upstream().answer(json(200, PET_1));
-    // 5 answers of 404 and 2 lost connections: not 3 failures in a row of the upstream.
+
+    expect(await ask(gateway, 20)).toEqual(PET_ANSWER);
+    // What the upstream said of itself reaches the log, not the callers.
+    for (const result of failed)
+      expect(result.errors).toEqual([
+        expect.objectContaining({
+          message: 'petstore answered getPetById with status 500',
+          extensions: {
+            code: 'UPSTREAM_ERROR',
+            upstream: { service: 'petstore', operation: 'getPetById', status: 500 },
+          },
+        }),
+      ]);
+    expect(JSON.stringify(failed)).not.toContain('server.js');
+    expect(gateway.log.text()).toContain('boom at /srv/app/server.js:12');
+    expect(petCalls()).toHaveLength(11);
+    expect(await circuitMetric(gateway)).toBe(0);
+  });
+
+  it('counts refused connections and timeouts, and 4xx answers as successes', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+
+    await failCalls(gateway, 5, json(404, { code: 404, message: 'Pet not found' }));
+    await failCalls(gateway, 3, { reset: true });
+    upstream().answer(json(200, PET_1));
+    // 5 answers of 404 and a success against 3 lost connections: less than half failed.
     expect(await ask(gateway)).toEqual(PET_ANSWER);
-    upstream().answer({ reset: true });
-    for (let index = 0; index < 3; index += 1) await ask(gateway);
+    // Three more lost connections are 6 of 12, not more than half; the fourth is 7 of 13.
+    await failCalls(gateway, 4, { reset: true });
     const before = petCalls().length;
 
-    expect(extensionsOf(await ask(gateway))).toEqual([circuitOpen(5)]);
+    expect(before).toBe(13);
+    expect(extensionsOf(await ask(gateway, 7))).toEqual([circuitOpen(5)]);
     expect(petCalls()).toHaveLength(before);
+  });
+
+  it('stays closed below UPSTREAM_CIRCUIT_MIN_CALLS calls in the window, and forgets calls older than it', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve({ upstreamCircuitMinCalls: 4 });
+
+    await failCalls(gateway, 3);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await failCalls(gateway, 3);
+    upstream().answer(json(200, PET_1));
+
+    expect(await ask(gateway)).toEqual(PET_ANSWER);
+    expect(petCalls()).toHaveLength(7);
+  });
+
+  it('stays open as long as a 503 of the window asked with Retry-After, when that is longer than the cool-down', async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+
+    await failCalls(gateway, 3, {
+      status: 503,
+      headers: { 'content-type': 'application/json', 'retry-after': '20' },
+      body: '{"message":"shedding load"}',
+    });
+    upstream().answer(json(200, PET_1));
+
+    expect(extensionsOf(await ask(gateway))).toEqual([circuitOpen(20)]);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(extensionsOf(await ask(gateway))).toEqual([circuitOpen(15)]);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(await ask(gateway)).toEqual(PET_ANSWER);
+    expect(petCalls()).toHaveLength(4);
   });
 
   it('lets one trial call through after the cool-down, refusing the others meanwhile; its success closes the circuit', async () => {
@@ -161,7 +252,7 @@ describe('an area whose calls fail in a row', () => {
     const after = await ask(gateway);
 
     expect(extensionsOf(trial)).toEqual([
-      { code: 'UPSTREAM_ERROR', upstream: { service: 'petstore', operation: 'getPetById', status: 500 } },
+      { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 503 } },
     ]);
     expect(extensionsOf(after)).toEqual([circuitOpen(5)]);
     expect(petCalls()).toHaveLength(4);
@@ -171,11 +262,12 @@ describe('an area whose calls fail in a row', () => {
 
   it('counts a call shared by several queries once', async () => {
     fakeClock({ date: true });
-    const gateway = await serve({ upstreamCircuitFailures: 2 });
+    const gateway = await serve();
     const held = hold(DOWN);
     upstream().answer(held.answer);
 
-    const shared = [ask(gateway), ask(gateway), ask(gateway)];
+    // Callers without a credential: the upstream cannot tell them apart, so their failures could open it.
+    const shared = [gateway.gql(PET_QUERY), gateway.gql(PET_QUERY), gateway.gql(PET_QUERY)];
     await until(() => petCalls().length === 1, 'the shared call to reach the upstream');
     await until(
       async () =>
@@ -191,19 +283,19 @@ describe('an area whose calls fail in a row', () => {
     const results = await Promise.all(shared);
 
     expect(results.map((result) => extensionsOf(result)?.[0]?.['code'])).toEqual([
-      'UPSTREAM_ERROR',
-      'UPSTREAM_ERROR',
-      'UPSTREAM_ERROR',
+      'UPSTREAM_UNAVAILABLE',
+      'UPSTREAM_UNAVAILABLE',
+      'UPSTREAM_UNAVAILABLE',
     ]);
     expect(petCalls()).toHaveLength(1);
     upstream().answer(json(200, PET_1));
-    // One failure, not three: the circuit (2 in a row) is still closed.
-    expect(await ask(gateway)).toEqual(PET_ANSWER);
+    // One failure, not three: the circuit (3 calls at least) is still closed.
+    expect(await gateway.gql(PET_QUERY)).toEqual(PET_ANSWER);
     expect(petCalls()).toHaveLength(2);
   });
 
-  it('keeps calling with UPSTREAM_CIRCUIT_FAILURES=0 (no breaker)', async () => {
-    const gateway = await serve({ upstreamCircuitFailures: 0 });
+  it('keeps calling with UPSTREAM_CIRCUIT_FAILURE_RATE=0 (no breaker)', async () => {
+    const gateway = await serve({ upstreamCircuitFailureRate: 0 });
 
     await failCalls(gateway, 10);
 
@@ -290,13 +382,14 @@ describe('replicas sharing Redis', () => {
     expect(await redis.cli('--scan', '--pattern', '*upstream-hold:petstore:circuit')).not.toBe('');
   });
 
-  it('a 429 with Retry-After on one replica holds the area back on the other', async () => {
+  it('a 429 with Retry-After on one replica holds that caller back on the other; other callers are still called', async () => {
     const [a, b] = await replicas();
-
-    upstream().answer({
-      ...json(429, { message: 'slow down' }),
-      headers: { 'content-type': 'application/json', 'retry-after': '30' },
-    });
+    const asked = json(429, { message: 'slow down' });
+    upstream().answer((request) =>
+      request.headers['api_key'] === ALL_CREDENTIALS.api_key
+        ? { ...asked, headers: { 'content-type': 'application/json', 'retry-after': '30' } }
+        : json(200, PET_1),
+    );
     expect(extensionsOf(await ask(a))).toEqual([
       {
         code: 'UPSTREAM_RATE_LIMITED',
@@ -304,10 +397,7 @@ describe('replicas sharing Redis', () => {
         retryAfter: 30,
       },
     ]);
-    await until(
-      async () => !((await readiness(b)).body.upstreams['petstore'] as { ready: boolean }).ready,
-      'the other replica to hold the pet store back',
-    );
+    // The news is published as a's call is answered, before a's answer is written.
     const refused = await ask(b);
 
     expect(extensionsOf(refused)).toEqual([
@@ -317,7 +407,10 @@ describe('replicas sharing Redis', () => {
         retryAfter: expect.any(Number),
       },
     ]);
-    expect(petCalls()).toHaveLength(1);
+    expect(await ask(b, 1)).toEqual(PET_ANSWER);
+    // The caller's one call (through a), and the other caller's.
+    expect(petCalls().map((request) => request.headers['api_key'])).toEqual([ALL_CREDENTIALS.api_key, 'tenant-1-key']);
+    expect(((await readiness(b)).body.upstreams['petstore'] as { ready: boolean }).ready).toBe(true);
   });
 
   it('without Redis, calls still go through and each replica keeps its own circuit (fail open)', async () => {

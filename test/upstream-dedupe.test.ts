@@ -265,7 +265,7 @@ describe('a failure of a shared call', () => {
         data: { pet: null },
         errors: [
           {
-            message: 'database is on fire',
+            message: 'petstore answered getPetById with status 500',
             path: ['pet'],
             extensions: {
               code: 'UPSTREAM_ERROR',
@@ -283,7 +283,7 @@ describe('a failure of a shared call', () => {
         data: { pet: null },
         errors: [
           {
-            message: 'Service is down',
+            message: 'petstore answered getPetById with status 503',
             path: ['pet'],
             extensions: {
               code: 'UPSTREAM_UNAVAILABLE',

@@ -1,13 +1,15 @@
 /**
- * Upstream back-pressure (`src/upstream/back-pressure.ts`): a 429 or 503 with `Retry-After`
- * (seconds or an HTTP-date) holds its area back until that time, at most
- * UPSTREAM_RETRY_AFTER_MAX_MS: queries fail at once with UPSTREAM_RATE_LIMITED (429) or
- * UPSTREAM_UNAVAILABLE (503) and `extensions.retryAfter`, the upstream receives nothing, and a
- * retry is never sent before the time, nor made when the time is past the call's deadline.
+ * Upstream back-pressure (`src/upstream/back-pressure.ts`), `Retry-After` in seconds or as an
+ * HTTP-date, at most UPSTREAM_RETRY_AFTER_MAX_MS:
+ * - a 429's holds back the credentials that received it: their queries fail at once with
+ *   UPSTREAM_RATE_LIMITED and `extensions.retryAfter`, the upstream receives nothing for them,
+ *   and other callers' queries are answered meanwhile;
+ * - a 503's holds nobody: the next query is sent, readiness stays ready, and a retry of that
+ *   call is never sent before the time, nor made when the time is past the call's deadline.
  * Times run on a fake clock (`Date` included: an HTTP-date is read against it).
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { retryAfterMs } from '../src/upstream/back-pressure.js';
+import { ANONYMOUS_CALLER, retryAfterMs } from '../src/upstream/back-pressure.js';
 import type { AreaNews } from '../src/upstream/circuit.js';
 import { UpstreamError } from '../src/upstream/failure.js';
 import { createUpstreamClient, type RetryEvent } from '../src/upstream/http.js';
@@ -43,6 +45,8 @@ async function serve(overrides: Partial<GatewayConfig> = {}): Promise<ObservedGa
 }
 
 const ask = (gateway: ObservedGateway) => gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
+/** Another tenant: its own bearer token and api_key. */
+const TENANT_B = { authorization: 'Bearer tenant-b-token', api_key: 'tenant-b-key' };
 const extensionsOf = (result: GraphQLResponse) => result.errors?.map((error) => error.extensions);
 const petCalls = () => upstream().requests.filter((request) => request.url.includes('/pet/'));
 
@@ -64,7 +68,7 @@ describe('Retry-After', () => {
 });
 
 describe('an area that answers 429 with Retry-After', () => {
-  it('fails with UPSTREAM_RATE_LIMITED and retryAfter, and is not called again before the time', async () => {
+  it('fails with UPSTREAM_RATE_LIMITED and retryAfter, and that caller is not called for again before the time', async () => {
     fakeClock({ date: true });
     const gateway = await serve();
     upstream().answer(asksToWait(429, '30'));
@@ -77,15 +81,43 @@ describe('an area that answers 429 with Retry-After', () => {
     expect(extensionsOf(limited)).toEqual([
       { code: 'UPSTREAM_RATE_LIMITED', upstream: { ...UPSTREAM, status: 429 }, retryAfter: 30 },
     ]);
+    // A 4xx's message is about the caller's request: it is passed on.
     expect(limited.errors?.[0]?.message).toBe('Too many requests');
     expect(extensionsOf(held)).toEqual([{ code: 'UPSTREAM_RATE_LIMITED', upstream: UPSTREAM, retryAfter: 10 }]);
     expect(held.errors?.[0]?.message).toBe(
-      "petstore limits the gateway's calls and asked for none for 10 s (429 with Retry-After)",
+      "petstore limits these credentials' calls and asked for none for 10 s (429 with Retry-After)",
     );
     expect(petCalls()).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(await ask(gateway)).toEqual(PET_ANSWER);
     expect(petCalls()).toHaveLength(2);
+  });
+
+  it("holds back only the tenant it was sent to: another tenant's queries are answered meanwhile", async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    upstream().answer((request) =>
+      request.headers['api_key'] === ALL_CREDENTIALS.api_key ? asksToWait(429, '30') : json(200, PET_1),
+    );
+
+    const limited = await ask(gateway);
+    const tenantB = [await gateway.gql(PET_QUERY, {}, TENANT_B), await gateway.gql(PET_QUERY, {}, TENANT_B)];
+    const heldA = await ask(gateway);
+    const anonymous = await gateway.gql(PET_QUERY);
+
+    expect(extensionsOf(limited)?.[0]?.['code']).toBe('UPSTREAM_RATE_LIMITED');
+    expect(tenantB).toEqual([PET_ANSWER, PET_ANSWER]);
+    expect(extensionsOf(heldA)).toEqual([{ code: 'UPSTREAM_RATE_LIMITED', upstream: UPSTREAM, retryAfter: 30 }]);
+    expect(anonymous).toEqual(PET_ANSWER);
+    // Tenant A's first call, tenant B's two and the anonymous one (getPetById forwards the api_key): A's second was not sent.
+    expect(petCalls().map((request) => request.headers['api_key'])).toEqual([
+      ALL_CREDENTIALS.api_key,
+      TENANT_B.api_key,
+      TENANT_B.api_key,
+      undefined,
+    ]);
+    // Held back for one caller, the area is still ready.
+    expect((await fetch(`${gateway.origin}/readiness`)).status).toBe(200);
   });
 
   it('without Retry-After: UPSTREAM_RATE_LIMITED, and the area is called again at once', async () => {
@@ -114,13 +146,13 @@ describe('an area that answers 429 with Retry-After', () => {
 });
 
 describe('an area that answers 503 with Retry-After', () => {
-  it('reads an HTTP-date: UPSTREAM_UNAVAILABLE with retryAfter, nothing sent until then, readiness not ready', async () => {
+  it('reads an HTTP-date: UPSTREAM_UNAVAILABLE with retryAfter; the next query is sent, and readiness stays ready', async () => {
     fakeClock({ date: true });
     const gateway = await serve();
-    upstream().answer(asksToWait(503, new Date(Date.now() + 45_000).toUTCString()));
+    upstream().answer(sequence(asksToWait(503, new Date(Date.now() + 45_000).toUTCString()), json(200, PET_1)));
 
     const down = await ask(gateway);
-    const held = await ask(gateway);
+    const next = await ask(gateway);
     const readiness = await fetch(`${gateway.origin}/readiness`);
 
     expect(extensionsOf(down)).toEqual([
@@ -129,16 +161,11 @@ describe('an area that answers 503 with Retry-After', () => {
     // An HTTP-date has whole seconds: up to 45 s from now.
     expect(down.errors?.[0]?.extensions?.['retryAfter']).toBeGreaterThanOrEqual(44);
     expect(down.errors?.[0]?.extensions?.['retryAfter']).toBeLessThanOrEqual(45);
-    expect(extensionsOf(held)).toEqual([
-      { code: 'UPSTREAM_UNAVAILABLE', upstream: UPSTREAM, retryAfter: expect.any(Number) },
-    ]);
-    expect(held.errors?.[0]?.message).toMatch(/^petstore is unavailable and asked for no calls for \d+ s/);
-    expect(readiness.status).toBe(503);
-    expect(await readiness.json()).toMatchObject({
-      upstreams: { petstore: { ready: false, reason: expect.stringMatching(/^answered 503 with Retry-After/) } },
-    });
-    // Neither the query nor readiness called the pet store again.
-    expect(upstream().requests.filter((request) => request.url.startsWith('/api/v3'))).toHaveLength(1);
+    // A 5xx is told in the gateway's words, not the upstream's.
+    expect(down.errors?.[0]?.message).toBe('petstore answered getPetById with status 503');
+    expect(next).toEqual(PET_ANSWER);
+    expect(readiness.status).toBe(200);
+    expect(petCalls()).toHaveLength(2);
   });
 
   it('retries a read no earlier than Retry-After', async () => {
@@ -177,17 +204,17 @@ describe('an area that answers 503 with Retry-After', () => {
     expect(petCalls()).toHaveLength(1);
   });
 
-  it('does not count towards the circuit breaker', async () => {
-    fakeClock({ date: true });
-    const gateway = await serve({ upstreamCircuitFailures: 1 });
-    upstream().answer(asksToWait(503, '1'));
+  it('holds nobody: a few shed calls among many leave the circuit closed and every other query answered', async () => {
+    const gateway = await serve({ upstreamCircuitFailureRate: 50, upstreamCircuitMinCalls: 5 });
+    let calls = 0;
+    // Every tenth call is shed.
+    upstream().answer(() => ((calls += 1) % 10 === 0 ? asksToWait(503, '1') : json(200, PET_1)));
 
-    await ask(gateway);
-    await vi.advanceTimersByTimeAsync(1000);
-    upstream().answer(json(200, PET_1));
+    const answers = [];
+    for (let index = 0; index < 30; index += 1) answers.push(await ask(gateway));
 
-    expect(await ask(gateway)).toEqual(PET_ANSWER);
-    expect(petCalls()).toHaveLength(2);
+    expect(answers.filter((answer) => answer.data?.['pet'] !== null)).toHaveLength(27);
+    expect(petCalls()).toHaveLength(30);
   });
 });
 
@@ -209,31 +236,34 @@ describe('news from another replica', () => {
     return { client, retries, tell, getPet };
   }
 
-  it('a longer Retry-After heard while a read waits to retry stops the retry', async () => {
+  it("a 429 for this caller heard while its read waits to retry stops the retry; another caller's does not", async () => {
     fakeClock({ date: true });
     const { retries, tell, getPet } = clientHearing({ retries: 2 });
     upstream().answer(sequence(asksToWait(503, '2'), json(200, PET_1)));
 
     const failing = tracked(getPet());
     await until(() => retries.length === 1, 'the retry to be scheduled');
-    tell({ service: 'petstore', hold: 503, ms: 30_000 });
+    tell({ service: 'petstore', hold: 429, ms: 30_000, caller: 'someone-else' });
+    tell({ service: 'petstore', hold: 429, ms: 30_000, caller: ANONYMOUS_CALLER });
     await vi.advanceTimersByTimeAsync(2000);
     const error = await failing;
 
     expect(error).toBeInstanceOf(UpstreamError);
-    expect(error).toMatchObject({ failure: 'circuit-open', retryAfterMs: 28_000, retries: 1 });
+    expect(error).toMatchObject({ failure: 'rate-limited', retryAfterMs: 28_000, retries: 1 });
     expect(petCalls()).toHaveLength(1);
   });
 
-  it('is believed no longer than this replica would hold the area itself', async () => {
+  it('is believed no longer than this replica would hold the caller itself', async () => {
     fakeClock({ date: true });
-    const { client, tell } = clientHearing({ retryAfterMaxMs: 10_000 });
+    const { tell, getPet } = clientHearing({ retryAfterMaxMs: 10_000 });
+    upstream().answer(json(200, PET_1));
 
-    tell({ service: 'petstore', hold: 429, ms: 3_600_000 });
-    tell({ service: 'plants', hold: 429, ms: 3_600_000 });
+    tell({ service: 'petstore', hold: 429, ms: 3_600_000, caller: ANONYMOUS_CALLER });
+    tell({ service: 'plants', hold: 429, ms: 3_600_000, caller: ANONYMOUS_CALLER });
 
-    expect(client.standing?.()).toMatchObject({ gate: { shut: true, status: 429, remainingMs: 10_000 } });
+    expect(await getPet()).toMatchObject({ failure: 'rate-limited', retryAfterMs: 10_000 });
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(client.standing?.()).toMatchObject({ gate: { shut: false } });
+    expect(await getPet()).toMatchObject({ status: 200 });
+    expect(petCalls()).toHaveLength(1);
   });
 });

@@ -2,9 +2,9 @@
  * Readiness: can the gateway reach its upstreams? Each area's client asks its base URL once
  * through its own pool (a `GET`, no credential) within a short timeout. Any HTTP answer means the
  * upstream is there, except 502, 503 and 504, which a proxy or the upstream itself gives when
- * it cannot serve. An area the gateway does not call now (its circuit is open, or it asked with
- * Retry-After for no calls yet) is not asked either, and is not ready: requests that need it fail
- * at once, as they would if it were unreachable. Each area's entry says where its circuit stands.
+ * it cannot serve. An area the gateway does not call now (its circuit is open) is not asked
+ * either, and is not ready: requests that need it fail at once, as they would if it were
+ * unreachable. (A 429's Retry-After holds back one caller, not the area.) Each area's entry says where its circuit stands.
  * Liveness needs nothing of the sort: yoga answers `/health` itself.
  */
 import { transportFailure, UNAVAILABLE_STATUSES, type UpstreamService } from '../upstream/failure.js';
@@ -37,17 +37,10 @@ export type RedisReadiness = { redis?: Pick<SharedRedis, 'ping'> | undefined; re
 
 /** An area's readiness: not asked while the gateway does not call it; otherwise its answer to a ping. */
 async function checkArea(target: ReadinessTarget, timeoutMs: number): Promise<AreaReadiness> {
-  const standing = target.standing?.() ?? { circuit: 'closed', circuitRemainingMs: 0, gate: { shut: false } };
-  const { circuit, circuitRemainingMs, gate } = standing;
+  const { circuit, circuitRemainingMs } = target.standing?.() ?? { circuit: 'closed', circuitRemainingMs: 0 };
   const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
   if (circuit === 'open')
     return { ready: false, reason: `circuit open, not called for ${seconds(circuitRemainingMs)} s`, circuit };
-  if (gate.shut)
-    return {
-      ready: false,
-      reason: `answered ${gate.status} with Retry-After, not called for ${seconds(gate.remainingMs)} s`,
-      circuit,
-    };
   return { ...(await probe(target, timeoutMs)), circuit };
 }
 

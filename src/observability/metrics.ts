@@ -28,7 +28,7 @@ const OUTCOMES = {
   timeout: 'timeout',
   unavailable: 'unavailable',
   'invalid-response': 'invalid_response',
-  // Not sent: the area's circuit was open, or a Retry-After had not passed (back-pressure.ts).
+  // Not sent: the area's circuit was open (circuit.ts), or a 429's Retry-After held the caller back (back-pressure.ts).
   'circuit-open': 'circuit_open',
   'rate-limited': 'rate_limited',
   aborted: 'aborted',

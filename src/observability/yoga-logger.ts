@@ -18,7 +18,9 @@ function describe(error: unknown): { message: string; fields: Record<string, unk
     return {
       message:
         `upstream ${original.service} ${original.operation} failed ` +
-        `(${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}`,
+        `(${original.failure}${original.status !== undefined ? ` ${original.status}` : ''}): ${original.message}` +
+        // What the upstream said of a 5xx or an unreadable answer is for the log, not the caller.
+        (original.upstreamSaid ? `; it said: ${original.upstreamSaid}` : ''),
       fields: {
         upstream: {
           service: original.service,

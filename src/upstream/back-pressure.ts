@@ -1,22 +1,19 @@
 /**
- * Upstream back-pressure: an area that answers 429 (too many requests) or 503 (unavailable) with
- * a `Retry-After` header has said when it wants to be called again, and until then it is not
- * called at all (RFC 9110 §10.2.3). Each area's client keeps one {@link RetryAfterGate}; a call
- * that finds it shut fails at once with `rate-limited` (after a 429) or `circuit-open` (after a
- * 503), carrying the time left, and `http.ts` never schedules a retry before the gate opens.
+ * Upstream back-pressure: what a `Retry-After` header (RFC 9110 §10.2.3) does to later calls.
+ *
+ * - A **429** with `Retry-After` holds back **the caller that received it**: its credential
+ *   fingerprint (`credentialFingerprint`, the key the caches use; callers without a credential
+ *   share one key), for that area. Until the time has passed, that caller's calls fail at once
+ *   with `rate-limited`; every other caller keeps calling. APIs limit per key, so one tenant's
+ *   limit is that tenant's alone.
+ * - A **503** with `Retry-After` holds nobody: it says when that call may be retried (`http.ts`
+ *   never retries it sooner, nor past its deadline), and sets the cool-down should the area's
+ *   circuit open on its failure rate (`circuit.ts`).
  *
  * The wait is capped (UPSTREAM_RETRY_AFTER_MAX_MS): an upstream, or a proxy in front of it, that
- * sends a Retry-After of a day must not stop an area for a day.
+ * sends a Retry-After of a day must not hold anyone back for a day.
  */
 import { UpstreamError, type UpstreamService } from './failure.js';
-
-/** The statuses whose Retry-After holds an area back. */
-export type HoldingStatus = 429 | 503;
-
-/** True for a status whose Retry-After the gateway honours. */
-export function isHoldingStatus(status: number): status is HoldingStatus {
-  return status === 429 || status === 503;
-}
 
 /**
  * The wait a `Retry-After` value asks for, in milliseconds, at most `maxMs`: either form of
@@ -35,52 +32,78 @@ export function retryAfterMs(value: string | undefined, nowMs: number, maxMs: nu
   return Math.min(maxMs, Math.max(0, at - nowMs));
 }
 
-/** Where a gate stands: shut (until when, and by which status) or open. */
-export type GateState = { shut: false } | { shut: true; status: HoldingStatus; remainingMs: number };
+/** The key of callers who sent no credential: the upstream cannot tell them apart either. */
+export const ANONYMOUS_CALLER = 'anonymous';
 
 /**
- * One area's gate: shut by a 429 or 503 with Retry-After (its own or one another replica
- * received, see `circuit.ts`'s sharing), open again once the time has passed. Times are epoch
- * milliseconds (`Date.now()`), the clock an HTTP-date is read against.
+ * Holds kept at most: past it, those that have run out are dropped, then the ones nearest their
+ * end. Each needs the upstream to have answered that credential 429, so a caller cannot grow it
+ * without the upstream's help; the bound keeps memory flat even then.
  */
-export class RetryAfterGate {
-  private until = 0;
-  private status: HoldingStatus = 503;
+const MAX_HOLDS = 10_000;
+
+/**
+ * One area's 429 holds, per caller. Times are epoch milliseconds (`Date.now()`), the clock an
+ * HTTP-date is read against.
+ */
+export class RateLimitHolds {
+  /** caller key → when its hold ends */
+  private readonly until = new Map<string, number>();
 
   constructor(private readonly service: UpstreamService) {}
 
+  /** True while no caller is held: a call then needs no key at all (its fingerprint is not computed). */
+  get empty(): boolean {
+    return this.until.size === 0;
+  }
+
   /**
-   * Shuts the gate for `ms` from now, for `status`; a gate already shut for longer stays so. True
-   * when this made it shut for longer (so the news is worth passing on).
+   * Holds `caller` back for `ms` from now; a hold already longer stays. True when this made it
+   * longer (so the news is worth passing on to the other replicas).
    */
-  hold(status: HoldingStatus, ms: number): boolean {
-    const until = Date.now() + ms;
-    if (ms <= 0 || until <= this.until) return false;
-    this.until = until;
-    this.status = status;
+  hold(caller: string, ms: number): boolean {
+    const now = Date.now();
+    const until = now + ms;
+    if (ms <= 0 || until <= (this.until.get(caller) ?? 0)) return false;
+    if (this.until.size >= MAX_HOLDS) this.prune(now);
+    // Re-inserted, so that the map's order stays close to the order holds end in.
+    this.until.delete(caller);
+    this.until.set(caller, until);
     return true;
   }
 
-  state(): GateState {
-    const remainingMs = this.until - Date.now();
-    return remainingMs > 0 ? { shut: true, status: this.status, remainingMs } : { shut: false };
+  /** Milliseconds until `caller` may call again; 0 when it is not held. */
+  remainingMs(caller: string): number {
+    const until = this.until.get(caller);
+    if (until === undefined) return 0;
+    const remaining = until - Date.now();
+    if (remaining > 0) return remaining;
+    this.until.delete(caller);
+    return 0;
   }
 
-  /** The error of a call made while the gate is shut, or undefined when it is open. */
-  refusal(operation: string): UpstreamError | undefined {
-    const state = this.state();
-    if (!state.shut) return undefined;
+  /** The error of a call `caller` makes while held, or undefined when it is not. */
+  refusal(caller: string, operation: string): UpstreamError | undefined {
+    const remainingMs = this.remainingMs(caller);
+    if (remainingMs === 0) return undefined;
     const { service } = this;
-    const seconds = Math.ceil(state.remainingMs / 1000);
     return new UpstreamError({
       service,
       operation,
-      failure: state.status === 429 ? 'rate-limited' : 'circuit-open',
-      message:
-        state.status === 429
-          ? `${service} limits the gateway's calls and asked for none for ${seconds} s (429 with Retry-After)`
-          : `${service} is unavailable and asked for no calls for ${seconds} s (503 with Retry-After)`,
-      retryAfterMs: state.remainingMs,
+      failure: 'rate-limited',
+      message: `${service} limits these credentials' calls and asked for none for ${Math.ceil(remainingMs / 1000)} s (429 with Retry-After)`,
+      retryAfterMs: remainingMs,
     });
+  }
+
+  /** Drops the holds that have ended; if none had, the oldest tenth. */
+  private prune(now: number): void {
+    for (const [caller, until] of this.until) if (until <= now) this.until.delete(caller);
+    if (this.until.size < MAX_HOLDS) return;
+    let drop = Math.ceil(MAX_HOLDS / 10);
+    for (const caller of this.until.keys()) {
+      if (drop-- === 0) break;
+      this.until.delete(caller);
+    }
   }
 }

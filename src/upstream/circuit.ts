@@ -1,14 +1,21 @@
 /**
- * The circuit breaker of one upstream area (cockatiel's): after UPSTREAM_CIRCUIT_FAILURES calls
- * in a row failed for want of the upstream (a connection error, a timeout, a 5xx), the circuit
- * opens and calls fail at once with `circuit-open` (UPSTREAM_UNAVAILABLE) instead of each waiting
- * for a connection or a deadline. After UPSTREAM_CIRCUIT_COOLDOWN_MS the next call goes through
- * as a trial (half-open; other calls meanwhile still fail at once); its success closes the
- * circuit, its failure opens it again for another cool-down.
+ * The circuit breaker of one upstream area: it judges the area's health from many calls, not
+ * from a few in a row, so that no single caller can open it.
  *
- * What does not count: an answer the upstream gave on purpose (a 4xx, a body that cannot be
- * read), a call the client gave up on, and a 429 or 503 with Retry-After, which holds the area
- * back for the time it asks instead (`back-pressure.ts`). A call shared by several callers
+ * - Over a sliding window (UPSTREAM_CIRCUIT_WINDOW_MS), once the area has had at least
+ *   UPSTREAM_CIRCUIT_MIN_CALLS calls, it opens when more than UPSTREAM_CIRCUIT_FAILURE_RATE
+ *   percent of them failed for want of the upstream (a breaker of cockatiel's circuit policy).
+ * - What counts as a failure is what says the upstream is unwell: no connection, a reset, no
+ *   answer in time, a 502, 503 or 504. A 4xx is an answer (it counts as a success); a 500 or an
+ *   unreadable answer counts for nothing, since one request can provoke them.
+ * - The failures must come from more than one caller (credential fingerprint; callers without a
+ *   credential are one key, and count as many, since the upstream cannot tell them apart):
+ *   one tenant whose calls time out does not close the area to the others.
+ *
+ * Open, calls fail at once with `circuit-open` (UPSTREAM_UNAVAILABLE) for the cool-down:
+ * UPSTREAM_CIRCUIT_COOLDOWN_MS, or longer when a 503 of the window asked for it with
+ * Retry-After. Then one trial call goes through (half-open; others still fail at once); its
+ * success closes the circuit, its failure opens it again. A call shared by several callers
  * (`in-flight.ts`) runs here once, and counts once.
  *
  * Replicas with REDIS_URL tell one another (`AreaNewsChannel`, `src/redis/area-news.ts`): when one
@@ -19,12 +26,13 @@ import {
   BrokenCircuitError,
   circuitBreaker,
   CircuitState as BreakerState,
-  ConsecutiveBreaker,
   handleWhen,
   type CircuitBreakerPolicy,
+  type IBackoff,
+  type IBreaker,
 } from 'cockatiel';
-import type { HoldingStatus } from './back-pressure.js';
-import { UpstreamError, type UpstreamService } from './failure.js';
+import { ANONYMOUS_CALLER } from './back-pressure.js';
+import { UNAVAILABLE_STATUSES, UpstreamError, type UpstreamService } from './failure.js';
 
 /**
  * Where an area's circuit stands, as metrics and /readiness show it: `open` while calls fail at
@@ -38,14 +46,23 @@ export const CIRCUIT_STATE_VALUES: Readonly<Record<CircuitState, number>> = { cl
 
 /** The settings of an area's circuit. */
 export type CircuitSettings = {
-  /** failed calls in a row that open it; 0 turns the breaker off (UPSTREAM_CIRCUIT_FAILURES) */
-  failures: number;
-  /** how long it stays open before a trial call, in milliseconds (UPSTREAM_CIRCUIT_COOLDOWN_MS) */
+  /** percent of the window's calls that must fail for it to open; 0 turns the breaker off (UPSTREAM_CIRCUIT_FAILURE_RATE) */
+  failureRate: number;
+  /** fewest calls in the window before it judges (UPSTREAM_CIRCUIT_MIN_CALLS) */
+  minCalls: number;
+  /** the sliding window, in milliseconds (UPSTREAM_CIRCUIT_WINDOW_MS) */
+  windowMs: number;
+  /** how long it stays open before a trial call, at least, in milliseconds (UPSTREAM_CIRCUIT_COOLDOWN_MS) */
   cooldownMs: number;
 };
 
-/** What one replica tells the others about an area: its circuit opened, or it asked (429, 503) for no calls. */
-export type AreaNews = { service: UpstreamService; hold: 'circuit' | HoldingStatus; ms: number };
+/**
+ * What one replica tells the others: the area's circuit opened, or the area answered a caller
+ * 429 with Retry-After (`caller`: its credential fingerprint, never the credential).
+ */
+export type AreaNews =
+  | { service: UpstreamService; hold: 'circuit'; ms: number }
+  | { service: UpstreamService; hold: 429; ms: number; caller: string };
 
 /**
  * How replicas share {@link AreaNews} (Redis). Neither method waits or throws: without the
@@ -57,14 +74,107 @@ export type AreaNewsChannel = {
   subscribe(listener: (news: AreaNews) => void): void;
 };
 
-/**
- * True for a failure that says the upstream is not there: no connection, no answer in time, or
- * a 5xx (a 503 with Retry-After aside: it holds the area back by itself).
- */
-export function isOutage(error: unknown): boolean {
+/** True for a failure that says the upstream is unwell: no connection, no answer in time, or a 502, 503 or 504. */
+export function isOutage(error: unknown): error is UpstreamError {
   if (!(error instanceof UpstreamError)) return false;
   if (error.failure === 'unavailable' || error.failure === 'timeout') return true;
-  return error.failure === 'status' && (error.status ?? 0) >= 500 && error.retryAfterMs === undefined;
+  return error.failure === 'status' && UNAVAILABLE_STATUSES.has(error.status ?? 0);
+}
+
+/** A 4xx: the upstream answered, on purpose. It counts as a success. */
+function isAnswer(error: unknown): error is UpstreamError {
+  return error instanceof UpstreamError && error.failure === 'status' && (error.status ?? 0) < 500;
+}
+
+/** A call the upstream answered with a 4xx, carried through cockatiel as a success. */
+class Answered {
+  constructor(readonly error: UpstreamError) {}
+}
+
+/** Callers with an outage in the window kept at most; more than that is "several" in any case. */
+const MAX_FAILING_CALLERS = 1000;
+/** Slots of the sliding window: the window moves a tenth of its length at a time. */
+const SLOTS = 10;
+
+/**
+ * The area's health, as cockatiel's breaker (`IBreaker`): the calls and failures of the last
+ * window, in slots that each cover a tenth of it, and the callers the failures came from. It
+ * opens when the window holds at least `minCalls` calls, more than `failureRate` percent of them
+ * failed, and the failures came from more than one caller.
+ *
+ * (cockatiel's own `SamplingBreaker` moves its window one slot per call, so under sparse
+ * traffic failures from long ago still count; here each slot knows the time it covers.)
+ */
+class AreaHealth implements IBreaker {
+  private readonly slotMs: number;
+  /** per slot: the slot's number (time / slotMs) and its counts */
+  private readonly slots = Array.from({ length: SLOTS }, () => ({ at: -1, calls: 0, failures: 0 }));
+  /** caller key → when its last outage was seen (epoch milliseconds), oldest first */
+  private readonly failing = new Map<string, number>();
+
+  constructor(private readonly settings: CircuitSettings) {
+    this.slotMs = Math.max(1, Math.round(settings.windowMs / SLOTS));
+  }
+
+  /** Nothing to carry over to another process (cockatiel's `toJSON`). */
+  state: unknown = undefined;
+
+  /** `caller`'s call failed for want of the upstream (told before cockatiel counts it). */
+  noteFailure(caller: string): void {
+    this.failing.delete(caller);
+    this.failing.set(caller, Date.now());
+    if (this.failing.size > MAX_FAILING_CALLERS) this.forgetBefore(Date.now() - this.settings.windowMs);
+  }
+
+  success(state: BreakerState): void {
+    // A trial that succeeds closes the circuit on a clean window.
+    if (state === BreakerState.HalfOpen) this.reset();
+    this.count(false);
+  }
+
+  failure(state: BreakerState): boolean {
+    this.count(true);
+    // A trial that fails opens it again, whoever made it.
+    if (state !== BreakerState.Closed) return true;
+    let calls = 0;
+    let failures = 0;
+    const oldest = Math.floor(Date.now() / this.slotMs) - SLOTS + 1;
+    for (const slot of this.slots) {
+      if (slot.at < oldest) continue;
+      calls += slot.calls;
+      failures += slot.failures;
+    }
+    return (
+      calls >= this.settings.minCalls && failures * 100 > this.settings.failureRate * calls && this.severalCallers()
+    );
+  }
+
+  private count(failed: boolean): void {
+    const at = Math.floor(Date.now() / this.slotMs);
+    const slot = this.slots[at % SLOTS];
+    if (slot === undefined) return;
+    if (slot.at !== at) Object.assign(slot, { at, calls: 0, failures: 0 });
+    slot.calls += 1;
+    if (failed) slot.failures += 1;
+  }
+
+  private reset(): void {
+    for (const slot of this.slots) slot.at = -1;
+    this.failing.clear();
+  }
+
+  /** Whether the window's failures came from more than one caller (or from callers without a credential). */
+  private severalCallers(): boolean {
+    this.forgetBefore(Date.now() - this.settings.windowMs);
+    return this.failing.size > 1 || this.failing.has(ANONYMOUS_CALLER);
+  }
+
+  private forgetBefore(time: number): void {
+    for (const [caller, seen] of this.failing) {
+      if (seen >= time && this.failing.size <= MAX_FAILING_CALLERS) break;
+      this.failing.delete(caller);
+    }
+  }
 }
 
 /** The circuit of one area. Times are epoch milliseconds (`Date.now()`), the clock cockatiel reads. */
@@ -77,6 +187,11 @@ export class AreaCircuit {
   /** reports the end of the cool-down (nothing happens in cockatiel until the next call) */
   private cooldownTimer: NodeJS.Timeout | undefined;
   private reported: CircuitState = 'closed';
+  private readonly health: AreaHealth | undefined;
+  /** when the latest 503 of the area asked, with Retry-After, to be called again (epoch milliseconds) */
+  private askedUntil = 0;
+  /** the cool-down of the opening under way, as {@link AreaCircuit.cooldown} chose it */
+  private openedForMs = 0;
 
   constructor(
     private readonly service: UpstreamService,
@@ -87,20 +202,32 @@ export class AreaCircuit {
       onOpen?: (ms: number) => void;
     },
   ) {
-    if (settings.failures === 0) return;
-    const policy = circuitBreaker(handleWhen(isOutage), {
-      halfOpenAfter: settings.cooldownMs,
-      breaker: new ConsecutiveBreaker(settings.failures),
-    });
+    if (settings.failureRate === 0) return;
+    const health = new AreaHealth(settings);
+    const policy = circuitBreaker(handleWhen(isOutage), { halfOpenAfter: this.cooldown(), breaker: health });
     policy.onBreak((reason) => {
       if ('isolated' in reason) return;
-      this.openUntil = Date.now() + settings.cooldownMs;
+      const ms = this.openedForMs;
+      this.openUntil = Date.now() + ms;
       clearTimeout(this.cooldownTimer);
-      this.cooldownTimer = setTimeout(() => this.report(), settings.cooldownMs).unref();
-      settings.onOpen?.(settings.cooldownMs);
+      this.cooldownTimer = setTimeout(() => this.report(), ms).unref();
+      settings.onOpen?.(ms);
     });
     policy.onStateChange(() => this.report());
     this.policy = policy;
+    this.health = health;
+  }
+
+  /**
+   * cockatiel's `halfOpenAfter`, asked each time the circuit opens: the configured cool-down, or
+   * what is left of the latest 503's Retry-After when that is longer.
+   */
+  private cooldown(): IBackoff<unknown> {
+    const next = (): IBackoff<unknown> => {
+      this.openedForMs = Math.max(this.settings.cooldownMs, this.askedUntil - Date.now());
+      return { duration: this.openedForMs, next };
+    };
+    return { duration: 0, next };
   }
 
   state(): CircuitState {
@@ -123,18 +250,35 @@ export class AreaCircuit {
   }
 
   /**
-   * Runs one call through the circuit: made, or refused at once with `circuit-open`. (Not an
-   * async function: every upstream call comes through here, and each await is a promise more.)
+   * Runs one call of `caller` (its credential fingerprint, or {@link ANONYMOUS_CALLER}; asked
+   * only when the call fails for want of the upstream) through the circuit: made, or refused at
+   * once with `circuit-open`. (Not an async function: every upstream call comes through here,
+   * and each await is a promise more.)
    */
-  run<T>(operation: string, call: () => Promise<T>): Promise<T> {
-    const { policy } = this;
-    if (policy === undefined) return call();
+  run<T>(operation: string, caller: () => string, call: () => Promise<T>): Promise<T> {
+    const { policy, health } = this;
+    if (policy === undefined || health === undefined) return call();
     // One trial at a time: while it runs, other calls fail at once rather than queue behind it.
     if (policy.state === BreakerState.HalfOpen) return Promise.reject(this.refusal(operation));
-    return policy.execute(call).catch((error: unknown) => {
-      // IsolatedCircuitError (another replica's hold) is a BrokenCircuitError too.
-      throw error instanceof BrokenCircuitError ? this.refusal(operation) : error;
-    });
+    const counted = () =>
+      call().catch((error: unknown) => {
+        if (isAnswer(error)) return new Answered(error);
+        if (isOutage(error)) {
+          health.noteFailure(caller());
+          if (error.retryAfterMs !== undefined) this.askedUntil = Date.now() + error.retryAfterMs;
+        }
+        throw error;
+      });
+    return policy.execute(counted).then(
+      (result) => {
+        if (result instanceof Answered) throw result.error;
+        return result;
+      },
+      (error: unknown) => {
+        // IsolatedCircuitError (another replica's hold) is a BrokenCircuitError too.
+        throw error instanceof BrokenCircuitError ? this.refusal(operation) : error;
+      },
+    );
   }
 
   /** False once the circuit is no longer closed: a call under way makes no further retries. */
@@ -185,7 +329,7 @@ export class AreaCircuit {
         ? 'another replica of the gateway found it failing'
         : this.policy?.state === BreakerState.HalfOpen
           ? 'a trial call is under way after repeated failures'
-          : `its last ${this.settings.failures} calls failed`;
+          : `most of its recent calls failed`;
     return new UpstreamError({
       service,
       operation,

@@ -19,12 +19,9 @@ export type UpstreamFailure =
   | 'unavailable'
   /** a 2xx answer whose body could not be read as its content type, or was too large */
   | 'invalid-response'
-  /**
-   * not sent: the area's circuit is open (`circuit.ts`), or the area answered 503 with a
-   * Retry-After that has not passed yet (`back-pressure.ts`)
-   */
+  /** not sent: the area's circuit is open (`circuit.ts`) */
   | 'circuit-open'
-  /** not sent: the area answered 429 with a Retry-After that has not passed yet (`back-pressure.ts`) */
+  /** not sent: the area answered the caller's credentials 429 with a Retry-After that has not passed yet (`back-pressure.ts`) */
   | 'rate-limited';
 
 /** What an {@link UpstreamError} is built from. */
@@ -44,12 +41,19 @@ export type UpstreamErrorOptions = {
    * its circuit stays open, in milliseconds; the caller is told it as `extensions.retryAfter`
    */
   retryAfterMs?: number | undefined;
+  /**
+   * What the upstream said of a failure the caller is told of in the gateway's own words (a 5xx,
+   * an unreadable answer): its message or an excerpt of its body, for the log line only, with
+   * the call's secrets taken out.
+   */
+  upstreamSaid?: string | undefined;
 };
 
 /**
  * A failed upstream call. It names the service and operation, never the URL (which may carry
  * secrets in a user's configuration) and never a credential. `message` is the upstream's own
- * message when it sent one.
+ * message for a 4xx (meant for the caller); for a 5xx or an unreadable answer it is the
+ * gateway's own, and what the upstream said is `upstreamSaid`, which only the log shows.
  */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
@@ -64,6 +68,8 @@ export class UpstreamError extends Error {
   readonly retries: number;
   /** see {@link UpstreamErrorOptions.retryAfterMs} */
   readonly retryAfterMs: number | undefined;
+  /** see {@link UpstreamErrorOptions.upstreamSaid} */
+  readonly upstreamSaid: string | undefined;
 
   constructor(options: UpstreamErrorOptions) {
     super(options.message);
@@ -74,6 +80,7 @@ export class UpstreamError extends Error {
     this.upstreamCode = options.upstreamCode;
     this.retries = options.retries ?? 0;
     this.retryAfterMs = options.retryAfterMs;
+    this.upstreamSaid = options.upstreamSaid;
   }
 }
 
@@ -98,8 +105,18 @@ const CONNECTION_ERROR_CODES = new Set([
 export function afterRetries(error: UpstreamError, retries: number): UpstreamError {
   if (retries === 0) return error;
   const message = `${error.message} (after ${retries} ${retries === 1 ? 'retry' : 'retries'})`;
-  const { service, operation, failure, status, upstreamCode, retryAfterMs } = error;
-  return new UpstreamError({ service, operation, failure, message, status, upstreamCode, retries, retryAfterMs });
+  const { service, operation, failure, status, upstreamCode, retryAfterMs, upstreamSaid } = error;
+  return new UpstreamError({
+    service,
+    operation,
+    failure,
+    message,
+    status,
+    upstreamCode,
+    retries,
+    retryAfterMs,
+    upstreamSaid,
+  });
 }
 
 /** The system or undici code of an error (`ECONNREFUSED`, `UND_ERR_SOCKET`), if it has one. */

@@ -4,9 +4,11 @@
  * that met a connection error or a 502/503/504, and decoding by Content-Type. What a failure
  * was is `failure.ts`'s to say, reading a bounded body `body.ts`'s, decoding `codec.ts`'s.
  * Identical GETs in flight at the same time share one call (`in-flight.ts`). Each area has a
- * circuit breaker (`circuit.ts`) and honours the Retry-After of a 429 or 503 (`back-pressure.ts`):
- * an area that is down or asked for no calls is not called. Area modules (`petstore.ts`,
- * `plants.ts`) sit on top; resolvers never see HTTP.
+ * circuit breaker (`circuit.ts`), judged on many calls of several callers, and honours
+ * Retry-After (`back-pressure.ts`): a 429's holds back the caller that received it, a 503's
+ * delays that call's retry. Area modules (`petstore.ts`, `plants.ts`) sit on top; resolvers
+ * never see HTTP. An upstream's 5xx text, or an answer it cannot read, is told to the caller in
+ * the gateway's own words; what the upstream said goes to the log only.
  *
  * Why not undici's interceptors (undici 7 has retry, deduplicate and cache), measured against
  * what this code must do:
@@ -27,8 +29,8 @@
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { RequestScope } from '../observability/request-context.js';
-import { credentialSecretsOf, redact } from '../secrets.js';
-import { isHoldingStatus, retryAfterMs, RetryAfterGate, type GateState, type HoldingStatus } from './back-pressure.js';
+import { credentialFingerprintOf, credentialSecretsOf, redact } from '../secrets.js';
+import { ANONYMOUS_CALLER, RateLimitHolds, retryAfterMs } from './back-pressure.js';
 import { readBoundedBody, ResponseTooLarge, type BodyLimits } from './body.js';
 import {
   AreaCircuit,
@@ -89,7 +91,7 @@ export type UpstreamClientOptions = {
   retryBackoffMaxMs: number;
   /** called before each retry, for logs and metrics */
   onRetry?: (event: RetryEvent) => void;
-  /** the area's circuit breaker (UPSTREAM_CIRCUIT_FAILURES, UPSTREAM_CIRCUIT_COOLDOWN_MS) */
+  /** the area's circuit breaker (the UPSTREAM_CIRCUIT_* settings) */
   circuit: CircuitSettings;
   /** the longest wait a 429's or 503's Retry-After imposes, in milliseconds (UPSTREAM_RETRY_AFTER_MAX_MS) */
   retryAfterMaxMs: number;
@@ -240,13 +242,11 @@ export type UpstreamClient = {
   close(): Promise<void>;
 };
 
-/** Whether an area is called at all now: its circuit, and a Retry-After hold. */
+/** Whether an area is called at all now: its circuit. (A 429's hold is one caller's, not the area's.) */
 export type AreaStanding = {
   circuit: CircuitState;
   /** milliseconds until the circuit lets a call through again; 0 unless it is open */
   circuitRemainingMs: number;
-  /** a 429's or 503's Retry-After that has not passed */
-  gate: GateState;
 };
 
 /** An area's client as {@link createUpstreamClient} makes it: with its pool's own readiness check. */
@@ -379,7 +379,8 @@ class UpstreamCalls {
   // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
   private readonly inFlight: InFlightCalls<Sent, Progress> | undefined;
   private readonly circuit: AreaCircuit;
-  private readonly gate: RetryAfterGate;
+  /** the callers a 429 with Retry-After holds back */
+  private readonly holds: RateLimitHolds;
   /** stops hearing the change feed */
   private readonly stopHearing: () => void;
 
@@ -406,7 +407,7 @@ class UpstreamCalls {
     this.inFlight = options.dedupe
       ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
       : undefined;
-    this.gate = new RetryAfterGate(service);
+    this.holds = new RateLimitHolds(service);
     this.circuit = new AreaCircuit(service, {
       ...options.circuit,
       onChange: options.onCircuitChange,
@@ -423,23 +424,23 @@ class UpstreamCalls {
           });
   }
 
-  /** What another replica found: its circuit opened, or the area asked it for no calls. */
+  /** What another replica found: its circuit opened, or the area answered a caller 429 with Retry-After. */
   private heard(news: AreaNews): void {
     if (news.service !== this.service) return;
-    // However long the news says, no longer than this replica would hold the area itself.
+    // However long the news says, no longer than this replica would hold the area or the caller itself.
     const { cooldownMs } = this.options.circuit;
     const ms = Math.min(news.ms, Math.max(cooldownMs, this.options.retryAfterMaxMs));
     if (news.hold === 'circuit') this.circuit.holdFor(ms);
-    else this.gate.hold(news.hold, ms);
+    else this.holds.hold(news.caller, ms);
   }
 
-  /** The area asked (429 or 503 with Retry-After) for no calls for `ms`: held back, and the other replicas told. */
-  private hold(status: HoldingStatus, ms: number): void {
-    if (this.gate.hold(status, ms)) this.options.news?.publish({ service: this.service, hold: status, ms });
+  /** The area answered `caller` 429 with Retry-After: that caller held back for `ms`, and the other replicas told. */
+  private hold(caller: string, ms: number): void {
+    if (this.holds.hold(caller, ms)) this.options.news?.publish({ service: this.service, hold: 429, ms, caller });
   }
 
   standing(): AreaStanding {
-    return { circuit: this.circuit.state(), circuitRemainingMs: this.circuit.remainingMs(), gate: this.gate.state() };
+    return { circuit: this.circuit.state(), circuitRemainingMs: this.circuit.remainingMs() };
   }
 
   async request(call: UpstreamRequest): Promise<UpstreamResponse> {
@@ -574,14 +575,23 @@ class UpstreamCalls {
   }
 
   /**
-   * One call, unless its area is held back (a Retry-After not passed, the circuit open): then it
-   * fails at once, sending nothing. Made once however many callers share it, it counts once in
-   * the circuit.
+   * One call, unless its caller is held back (a 429's Retry-After not passed) or its area's
+   * circuit is open: then it fails at once, sending nothing. Made once however many callers
+   * share it (they share its credential), it counts once in the circuit.
    */
   private send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
-    const held = this.gate.refusal(call.operation);
+    const held = this.heldBack(call);
     if (held !== undefined) return Promise.reject(held);
-    return this.circuit.run(call.operation, () => this.retried(call, limits));
+    return this.circuit.run(
+      call.operation,
+      () => callerOf(call),
+      () => this.retried(call, limits),
+    );
+  }
+
+  /** The refusal of a call whose caller a 429 holds back; its fingerprint is only worked out while someone is held. */
+  private heldBack(call: UpstreamRequest): UpstreamError | undefined {
+    return this.holds.empty ? undefined : this.holds.refusal(callerOf(call), call.operation);
   }
 
   /** One call, retried as its method and failure allow, within `limits`. */
@@ -592,19 +602,18 @@ class UpstreamCalls {
     const idempotent = call.method === 'GET';
 
     for (let retry = 0; ; retry += 1) {
-      // Another replica may have made the area's Retry-After longer while this call waited to retry.
-      const held = retry > 0 ? this.gate.refusal(call.operation) : undefined;
+      // Another replica may have been told 429 for this caller while this call waited to retry.
+      const held = retry > 0 ? this.heldBack(call) : undefined;
       if (held !== undefined) throw afterRetries(held, retry);
       const outcome = await this.attempt(call, limits);
       if (outcome.ok) return { response: outcome.response, retries: retry };
       // Nor is a retry made once the area's circuit has opened (other calls failed meanwhile).
       if (!idempotent || !outcome.transient || retry >= retries || !this.circuit.admits())
         throw afterRetries(outcome.error, retry);
-      // Never before the time a Retry-After asked for.
-      const gate = this.gate.state();
+      // Never before the time the answer's Retry-After (a 503's) asked for.
       const delayMs = Math.max(
         retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs),
-        gate.shut ? gate.remainingMs : 0,
+        outcome.error.retryAfterMs ?? 0,
       );
       // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
       if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
@@ -679,7 +688,7 @@ class UpstreamCalls {
   private unread(call: UpstreamRequest, error: unknown, status: number): Attempt {
     if (!(error instanceof ResponseTooLarge)) return this.cut(call, error, true);
     const message = `${this.service} answered ${call.operation} with more than ${this.maxResponseBytes} bytes`;
-    return failed(this.fail(call, 'invalid-response', message, status), 'too large');
+    return failed(this.fail(call, 'invalid-response', message, { status }), 'too large');
   }
 
   /** A complete answer, as its caller is told: a redirect, an error status, or a 2xx body decoded. */
@@ -692,52 +701,41 @@ class UpstreamCalls {
     if (status === 304 && isConditional(call)) return { ok: true, response: { status, body: undefined, ...raw } };
     if (status >= 300 && status <= 399) {
       // Redirects are not followed: the location may be another origin, which must not receive credentials.
-      return failed(
-        this.fail(
-          call,
-          'status',
-          `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`,
-          status,
-        ),
-        `status ${status}`,
-      );
+      const message = `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`;
+      return failed(this.fail(call, 'status', message, { status }), `status ${status}`);
     }
     if (status < 200 || status > 299) return this.errorAnswer(call, status, headers, text);
     if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
     try {
       return { ok: true, response: { status, body: decodeByContentType(text, contentType), ...raw } };
     } catch {
+      // What the body held is the upstream's: the log gets an excerpt, the caller the gateway's words.
+      const message = `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}`;
       return failed(
-        this.fail(
-          call,
-          'invalid-response',
-          `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}: ` +
-            `${excerpt(text)}`,
-          status,
-        ),
+        this.fail(call, 'invalid-response', message, { status, upstreamSaid: excerpt(text) }),
         'invalid body',
       );
     }
   }
 
   /**
-   * An answer with an error status, as its caller is told; a 429 or 503 with Retry-After also
-   * holds the area back for the time it asks (at most UPSTREAM_RETRY_AFTER_MAX_MS).
+   * An answer with an error status, as its caller is told: a 4xx with the upstream's own message
+   * (it is about the caller's request), a 5xx in the gateway's words (what the upstream says of
+   * itself, paths or stack lines, goes to the log only). A 429 with Retry-After also holds the
+   * caller back, and a 503's bounds its retry, for the time it asks (at most UPSTREAM_RETRY_AFTER_MAX_MS).
    */
   private errorAnswer(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
     const { message, code } = errorMessage(text, headerValue(headers['content-type']));
-    const heldMs = isHoldingStatus(status)
-      ? retryAfterMs(headerValue(headers['retry-after']), Date.now(), this.options.retryAfterMaxMs)
-      : undefined;
-    if (heldMs !== undefined && isHoldingStatus(status)) this.hold(status, heldMs);
-    const error = this.fail(
-      call,
-      'status',
-      message || `${this.service} answered ${call.operation} with status ${status}`,
-      status,
-      code,
-      heldMs,
-    );
+    const asked =
+      status === 429 || status === 503
+        ? retryAfterMs(headerValue(headers['retry-after']), Date.now(), this.options.retryAfterMaxMs)
+        : undefined;
+    if (asked !== undefined && status === 429) this.hold(callerOf(call), asked);
+    const own = `${this.service} answered ${call.operation} with status ${status}`;
+    const error =
+      status >= 500
+        ? this.fail(call, 'status', own, { status, code, retryAfterMs: asked, upstreamSaid: message || undefined })
+        : this.fail(call, 'status', message || own, { status, code, retryAfterMs: asked });
     return failed(error, `status ${status}`, UNAVAILABLE_STATUSES.has(status));
   }
 
@@ -760,18 +758,22 @@ class UpstreamCalls {
       : failed(this.fail(call, 'timeout', messages[kind]), reason);
   }
 
-  /** The error of a failed call, its credentials taken out of the message. */
+  /** The error of a failed call, its credentials taken out of the message and of what the upstream said. */
   private fail(
     call: UpstreamRequest,
     failure: UpstreamFailure,
     message: string,
-    status?: number,
-    code?: number,
-    retryAfterMs?: number,
+    answer: {
+      status?: number;
+      code?: number | undefined;
+      retryAfterMs?: number | undefined;
+      upstreamSaid?: string | undefined;
+    } = {},
   ): UpstreamError {
     // The secrets are only gathered when a message has to be cleared of them. An upstream that
     // echoes a credential or a password must not get it into a response or a log.
     const secrets = [...credentialSecretsOf(call.headers), ...(call.secrets ?? [])];
+    const { status, code, retryAfterMs, upstreamSaid } = answer;
     return new UpstreamError({
       service: this.service,
       operation: call.operation,
@@ -780,6 +782,7 @@ class UpstreamCalls {
       status,
       upstreamCode: code,
       retryAfterMs,
+      upstreamSaid: upstreamSaid === undefined ? undefined : redact(upstreamSaid, secrets),
     });
   }
 
@@ -824,6 +827,14 @@ function failed(error: UpstreamError, reason: string, transient = false): Attemp
 /** Tells a watch its call has ended, with the time the call took. */
 function endWatch(watch: UpstreamCallWatch, started: number, outcome: Omit<UpstreamCallOutcome, 'durationMs'>): void {
   watch.end({ ...outcome, durationMs: performance.now() - started });
+}
+
+/**
+ * Who makes a call, as the circuit and the 429 holds tell callers apart: its credential
+ * fingerprint, or {@link ANONYMOUS_CALLER} without one.
+ */
+function callerOf(call: UpstreamRequest): string {
+  return credentialFingerprintOf(call.headers) ?? ANONYMOUS_CALLER;
 }
 
 /**

@@ -51,7 +51,7 @@ export function testConfig(
     host: '127.0.0.1',
     port: 0,
     logLevel: 'warn',
-    upstreamCircuitFailures: 0,
+    upstreamCircuitFailureRate: 0,
     ...overrides,
   };
 }

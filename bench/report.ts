@@ -135,6 +135,8 @@ export type ResultsInput = {
   liveAtRest: LiveAtRestRun[];
   /** the contract check's own time (issue 22); empty when it was not run */
   contractCheck: ContractCheckRun[];
+  /** faults under load; empty when it was not run */
+  faults: FaultRun[];
   measurements: Measurement[];
   singleClient: SingleClient[];
   steady: SteadyRun | undefined;
@@ -142,6 +144,8 @@ export type ResultsInput = {
   peakRss: { contender: string; latencyMs: number; processes: ProcessPeak[] }[];
   durationSeconds: number;
 };
+
+import { FAULT_DEADLINE_MS, type FaultRun } from './faults.js';
 
 const SCENARIO_NAMES: Record<number, string> = {
   1: '1 pet by id',
@@ -381,6 +385,40 @@ function renderLiveAtRest(input: ResultsInput, push: (...lines: string[]) => num
     `Per live query at rest: ${perQuery((held.cpuMs - idle.cpuMs) / held.seconds)} ms of CPU per second, ${perQuery((held.rssBytes - idle.rssBytes) / 1024)} KB of memory.`,
     '',
   );
+}
+
+/** The section of faults under load: each load's answers, what must hold of them, latency and memory. */
+export function renderFaults(runs: readonly FaultRun[]): string[] {
+  if (runs.length === 0) return [];
+  const share = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)}%`;
+  return [
+    '## Faults under load',
+    '',
+    `The compiled gateway (WORKERS=1, production settings, UPSTREAM_TIMEOUT_MS=${FAULT_DEADLINE_MS}) in front of a pet store failing a seeded random share of its calls; ${runs[0]?.clients ?? 0} callers, each with its own credential, asking for pets 1–97 in turn, one query after another, after a 1 s warm-up. "Clean": the pet and no error. Every kind of fault: a 500 and a 503 telling of the upstream's files, an HTML 502, a stall past the deadline, a reset, a cut body, a body that is not JSON, a body of the wrong shape. "Leaked": answers holding the upstream's words.`,
+    '',
+    '| Load | Seconds | Answers | Clean | 5xx | Dropped | Uncoded | Leaked | p50 (ms) | p99 (ms) | Upstream calls | Faults given | RSS first → max → last (MB) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    ...runs.map(
+      (run) =>
+        `| ${run.label} | ${run.seconds} | ${run.answers} | ${share(run.clean, run.answers)} | ${run.serverErrors} | ${run.dropped} | ${run.uncoded} | ${run.leaked} | ${ms(run.p50)} | ${ms(run.p99)} | ${run.upstreamCalls} | ${Object.entries(
+          run.faults,
+        )
+          .map(([fault, count]) => `${fault} ${count}`)
+          .join(', ')} | ${mb(run.rss[0] ?? 0)} → ${mb(Math.max(0, ...run.rss))} → ${mb(run.rss.at(-1) ?? 0)} |`,
+    ),
+    '',
+    `Error codes given: ${runs
+      .map(
+        (run) =>
+          `${run.label}: ${
+            Object.entries(run.codes)
+              .map(([code, count]) => `${code} ${count}`)
+              .join(', ') || 'none'
+          }`,
+      )
+      .join('; ')}.`,
+    '',
+  ];
 }
 
 export function renderResults(input: ResultsInput): string {
@@ -674,6 +712,7 @@ export function renderResults(input: ResultsInput): string {
       '',
     );
   }
+  push(...renderFaults(input.faults));
   push(
     '## Peak RSS per gateway process',
     '',

@@ -10,6 +10,7 @@
  *                                  one round of 1 s, 10 connections only, 2 starts, no response-cache variant,
  *                                  no one-client runs, a 3 s steady run
  *   npm run bench -- --profile     CPU profiles of the compiled gateway per scenario (bench/.out/profiles/)
+ *   npm run bench -- --faults      the faults under load only (bench/.out/RESULTS.faults.md; with --quick, 5 s each)
  *   npm run bench -- --scenario=5  one scenario's rows only, none of the other measures (bench/.out/RESULTS.scenario-5.md);
  *                                  with --profile, that scenario's profile only
  *
@@ -41,10 +42,12 @@ import {
   type Child,
 } from './children.js';
 import { percentile, runLoad, type RunResult, type Target } from './load.js';
+import { faultRuns } from './faults.js';
 import { summariseProfiles } from './profile.js';
 import {
   CACHED,
   CONTENDER,
+  renderFaults,
   renderResults,
   type CallCount,
   type Measurement,
@@ -89,6 +92,7 @@ const PLAN = QUICK
       steadySeconds: 3,
       starts: 2,
       samePetSeconds: 1.5,
+      faultSeconds: { faults: 5, shedding: 5 },
     }
   : {
       latencies: [0, 5],
@@ -101,6 +105,7 @@ const PLAN = QUICK
       steadySeconds: 60,
       starts: 5,
       samePetSeconds: 5,
+      faultSeconds: { faults: 45, shedding: 20 },
     };
 
 /**
@@ -984,8 +989,19 @@ function gitDescription(): string {
   }
 }
 
+/** `--faults`: the faults under load only (bench/.out/RESULTS.faults.md). */
+async function faultsOnly(): Promise<void> {
+  buildGateway();
+  const runs = await faultRuns(PLAN.faultSeconds);
+  const file = new URL('RESULTS.faults.md', OUTPUT_DIR);
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  writeFileSync(file, [`Run of ${gitDescription()} on ${process.version}.`, '', ...renderFaults(runs)].join('\n'));
+  console.log(`written to ${file.pathname}`);
+}
+
 async function main(): Promise<void> {
   if (PROFILE) return profile();
+  if (argv.includes('--faults')) return faultsOnly();
   const started = Date.now();
   buildGateway();
   writeTrustedManifest();
@@ -1009,6 +1025,7 @@ async function main(): Promise<void> {
       mixed: ONLY === undefined ? await mixed() : [],
       liveAtRest: ONLY === undefined ? await liveAtRest() : [],
       contractCheck: ONLY === undefined ? await contractCheckCost() : [],
+      faults: ONLY === undefined ? await faultRuns(PLAN.faultSeconds) : [],
       measurements: [],
       singleClient: [],
       steady: undefined,

@@ -261,6 +261,27 @@ describe('figures', () => {
   });
 });
 
+describe('CHANGELOG.md', () => {
+  const changelog = read('CHANGELOG.md');
+  const releases = [...changelog.matchAll(/^## (.+)$/gm)].map((match) => match[1] ?? '');
+
+  it('has one Unreleased section, on top, then released versions, the newest the version of package.json', () => {
+    const { version } = JSON.parse(read('package.json')) as { version: string };
+    expect(releases[0]).toBe('Unreleased');
+    expect(releases.filter((heading) => heading === 'Unreleased')).toHaveLength(1);
+    expect(releases[1]).toMatch(new RegExp(`^\\[${version.replace(/\./g, '\\.')}\\] - \\d{4}-\\d{2}-\\d{2}$`));
+    for (const heading of releases.slice(1)) expect(heading).toMatch(/^\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('puts Breaking first in each section that has it', () => {
+    for (const section of changelog.split(/^## /m).slice(1)) {
+      const parts = [...section.matchAll(/^### (.+)$/gm)].map((match) => match[1] ?? '');
+      if (parts.includes('Breaking'))
+        expect({ section: section.slice(0, 30), first: parts[0] }).toMatchObject({ first: 'Breaking' });
+    }
+  });
+});
+
 describe('the upload example of docs/graph.md', () => {
   const observed = useObserved();
 

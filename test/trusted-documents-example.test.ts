@@ -38,6 +38,16 @@ describe('the trusted documents example', () => {
     expect(Object.keys(committed)).toHaveLength(3);
   });
 
+  it('is what docs/trusted-documents.md shows: the config and the manifest', () => {
+    const page = readFileSync(`${PROJECT_ROOT}docs/trusted-documents.md`, 'utf8');
+    const blocks = (language: string) =>
+      [...page.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((match) => match[1] ?? '');
+    const config = readFileSync(`${EXAMPLE}codegen.yml`, 'utf8').replace(/^#.*\n/gm, '');
+
+    expect(blocks('yaml')).toEqual([config]);
+    expect(blocks('json').map((block) => JSON.parse(block) as unknown)[0]).toEqual(committed);
+  });
+
   it('runs each document of the manifest by its key, and nothing else', async () => {
     const gateway = await observed.serve(undefined, { trustedDocuments: MANIFEST, graphiql: false });
     const send = (body: Record<string, unknown>) =>

@@ -5,26 +5,17 @@
  * `x-request-id`, or a new one) that comes back in the response, goes upstream with each call
  * and is on every log line written while it is served.
  */
-import type { Span } from '@opentelemetry/api';
-import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import type { HeaderSource } from '../credentials.js';
 import { createLogger, type DestinationStream, type Logger } from './logger.js';
 import { documentSecrets, variableSecrets } from '../secrets.js';
 import { yogaLogger } from './yoga-logger.js';
 import type { UpstreamObserver } from '../upstream/http.js';
 import type { UpstreamService } from '../upstream/failure.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import {
-  LogScope,
-  type OperationRecord,
-  type RequestRecord,
-  type RequestScope,
-  type RequestScopes,
-  type UpstreamCallRecord,
-} from './request-context.js';
-import { RequestObserver } from './request-observer.js';
+import { LogScope, type UpstreamCallRecord } from './request-context.js';
+import { RequestObserver, type RequestObservations } from './request-observer.js';
 import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import { createTracing, type Tracing, type TracingConfig, type TracingDependencies } from './tracing.js';
 
@@ -48,6 +39,7 @@ export type ObservabilityDependencies = TracingDependencies & {
 };
 
 export { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
+export type { RequestObservations } from './request-observer.js';
 
 /** The observability of one gateway. */
 export type Observability = {
@@ -68,33 +60,6 @@ export type Observability = {
   lane: RequestObservations;
   /** exports the spans still buffered */
   close(): Promise<void>;
-};
-
-/** See {@link Observability.lane}. */
-export type RequestObservations = {
-  /** the record of each request, and the scope of each operation (by its GraphQL context), being served */
-  readonly scopes: RequestScopes;
-  beginRequest(
-    method: string,
-    path: string,
-    headers: HeaderSource,
-    allHeaders: () => Record<string, string | string[] | undefined>,
-  ): RequestRecord;
-  beginOperation(request: RequestRecord): OperationRecord;
-  paramsRead(
-    request: RequestRecord,
-    operation: OperationRecord,
-    params: { operationName?: unknown; variables?: unknown },
-    secrets: readonly string[],
-  ): void;
-  documentRead(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void;
-  /** the span of a scope's operation, started when first asked for (its first upstream call) or when it finishes */
-  spanOf(scope: RequestScope | undefined): Span | undefined;
-  resultReady(request: RequestRecord, result: unknown): void;
-  refused(request: RequestRecord, code: string): void;
-  responseReady(request: RequestRecord, status: number): void;
-  /** writes log lines (synchronously, in `write`) as lines of `request`: with its id, its secrets redacted */
-  logging(request: RequestRecord | undefined, write: () => void): void;
 };
 
 /** Builds the log, metrics and tracing of a gateway. */

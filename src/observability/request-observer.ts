@@ -22,7 +22,6 @@ import {
 import { logFailure } from './yoga-logger.js';
 import { requestLogLine } from './request-log.js';
 import { endOperationSpan, nameOperationSpan, type Tracing } from './tracing.js';
-import type { RequestObservations } from './index.js';
 
 /** GraphQL names only: anything else a client puts in `operationName` stays out of metrics and logs. */
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,127}$/;
@@ -44,6 +43,36 @@ function errorsOf(result: unknown): readonly GraphQLError[] {
   if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return [];
   return (result as ExecutionResult).errors ?? [];
 }
+
+/**
+ * The observations of a request, in the order yoga's hooks make them: made by the observability
+ * plugin, and by the gateway's own HTTP lane for the requests it serves (`Observability.lane`).
+ */
+export type RequestObservations = {
+  /** the record of each request, and the scope of each operation (by its GraphQL context), being served */
+  readonly scopes: RequestScopes;
+  beginRequest(
+    method: string,
+    path: string,
+    headers: HeaderSource,
+    allHeaders: () => Record<string, string | string[] | undefined>,
+  ): RequestRecord;
+  beginOperation(request: RequestRecord): OperationRecord;
+  paramsRead(
+    request: RequestRecord,
+    operation: OperationRecord,
+    params: { operationName?: unknown; variables?: unknown },
+    secrets: readonly string[],
+  ): void;
+  documentRead(operation: OperationRecord, definition: OperationDefinitionNode | null | undefined): void;
+  /** the span of a scope's operation, started when first asked for (its first upstream call) or when it finishes */
+  spanOf(scope: RequestScope | undefined): Span | undefined;
+  resultReady(request: RequestRecord, result: unknown): void;
+  refused(request: RequestRecord, code: string): void;
+  responseReady(request: RequestRecord, status: number): void;
+  /** writes log lines (synchronously, in `write`) as lines of `request`: with its id, its secrets redacted */
+  logging(request: RequestRecord | undefined, write: () => void): void;
+};
 
 /** The observations of every request of one gateway: its log, metrics and tracing. */
 export class RequestObserver implements RequestObservations {

@@ -28,7 +28,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import type { RequestScope } from '../observability/request-context.js';
+import type { RequestScope } from './request-scope.js';
 import { credentialFingerprintOf, credentialSecretsOf, redact } from '../secrets.js';
 import { ANONYMOUS_CALLER, RateLimitHolds, retryAfterMs } from './back-pressure.js';
 import { readBoundedBody, ResponseTooLarge, type BodyLimits } from './body.js';

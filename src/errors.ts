@@ -157,12 +157,6 @@ export function badUserInput(message: string): GraphQLError {
   return codedError('BAD_USER_INPUT', message);
 }
 
-/** What execution threw, as a result's error: masked on its way out (see {@link maskError}). */
-export function unexpectedError(error: unknown): GraphQLError {
-  if (error instanceof GraphQLError) return error;
-  return new GraphQLError('Unexpected error.', { originalError: error instanceof Error ? error : undefined });
-}
-
 /** The code of an upstream failure. */
 export function upstreamErrorCode(error: UpstreamError): ErrorCode {
   switch (error.failure) {

@@ -252,22 +252,21 @@ class HttpLane {
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const method = request.method;
     if (!this.#serves || path !== this.#endpoint || (method !== 'POST' && method !== 'GET'))
-      return this.toYoga(request, response, false);
+      return this.toYoga(request, response);
     const mediaType = acceptedMediaType(request.headers.accept);
-    if (mediaType === undefined) return this.toYoga(request, response, false);
+    if (mediaType === undefined) return this.toYoga(request, response);
     // A revalidation: the response cache's plugin may answer it 304 (src/plugins/response-cache.ts).
-    if (request.headers['if-none-match'] !== undefined) return this.toYoga(request, response, false);
+    if (request.headers['if-none-match'] !== undefined) return this.toYoga(request, response);
     if (method === 'POST') {
-      if (!isJsonContentType(request.headers['content-type'])) return this.toYoga(request, response, false);
+      if (!isJsonContentType(request.headers['content-type'])) return this.toYoga(request, response);
       // A body the limit refuses, or a bad length, is refused by yoga's plugins before it is read.
       if (declaredLength(request.headers['content-length'], options.maxBodyBytes) !== 'acceptable')
-        return this.toYoga(request, response, false);
+        return this.toYoga(request, response);
     } else {
       // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
-      if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html'))
-        return this.toYoga(request, response, false);
+      if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html')) return this.toYoga(request, response);
       if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
-        return this.toYoga(request, response, false);
+        return this.toYoga(request, response);
     }
     this.serve(request, response, method, mediaType, queryAt).catch((error: unknown) =>
       this.failed(request, response, error),
@@ -290,19 +289,13 @@ class HttpLane {
   }
 
   /**
-   * Serves a request the lane does not serve, unread; the lane's rate limit check (if made) is not
-   * repeated. As `yoga.handle` would, except that a failure yoga does not answer itself (one
+   * Serves a request the lane does not serve, unread, with yoga's own rate limit check (the lane has
+   * made none): as `yoga.handle` would, except that a failure yoga does not answer itself (one
    * outside GraphQL execution) gets the masked 500, not whatwg-node's text/plain stack trace.
    */
-  private toYoga(request: IncomingMessage, response: ServerResponse, checked: boolean): void {
+  private toYoga(request: IncomingMessage, response: ServerResponse): void {
     void Promise.resolve()
-      .then(() =>
-        this.#yoga.handleNodeRequestAndResponse(request, response, {
-          req: request,
-          res: response,
-          ...(checked ? { rateLimitChecked: true } : {}),
-        }),
-      )
+      .then(() => this.#yoga.handleNodeRequestAndResponse(request, response, { req: request, res: response }))
       .then((answer) => sendNodeResponse(answer, response, request, true))
       .catch((error: unknown) => this.failed(request, response, error));
   }

@@ -968,7 +968,7 @@ type SettingsAsSet = SettingValues<typeof SETTINGS>;
 type TimeoutKey = `${'upstream' | UpstreamService}${'' | 'Connect' | 'Headers' | 'Body'}TimeoutMs`;
 
 /** The timeouts of one upstream area, in milliseconds, each resolved to the value that applies. */
-export type UpstreamTimeouts = UpstreamClientOptions['timeouts'];
+type UpstreamTimeouts = UpstreamClientOptions['timeouts'];
 
 /**
  * The gateway's configuration. One field per entry of {@link SETTINGS}, named by its `key` and

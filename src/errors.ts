@@ -158,7 +158,7 @@ export function badUserInput(message: string): GraphQLError {
 }
 
 /** The code of an upstream failure. */
-export function upstreamErrorCode(error: UpstreamError): ErrorCode {
+function upstreamErrorCode(error: UpstreamError): ErrorCode {
   switch (error.failure) {
     case 'timeout':
       return 'UPSTREAM_TIMEOUT';

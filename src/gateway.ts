@@ -78,7 +78,7 @@ export type Gateway = {
 };
 
 /** Live queries as a server sees them. */
-export type GatewayLive = {
+type GatewayLive = {
   queries: LiveQueries;
   /** serves the graphql-ws WebSocket transport on `server`'s `/graphql` */
   attach(server: import('node:http').Server): void;

@@ -16,7 +16,7 @@ export const REDACTED = '[redacted]';
  * Credentials shorter than this are not redacted: replacing "a" everywhere would garble every
  * message. (A password the request sent is redacted in responses whatever its length.)
  */
-export const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 4;
 
 /** Field names whose values are secrets, at any depth of variables and in document literals. */
 const SECRET_NAME =

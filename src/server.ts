@@ -22,7 +22,7 @@ import { ShortLivedTable } from './short-lived-table.js';
  * read yet: closed at once, that request would be lost, and a proxy retries a GET but not a POST
  * (a 502 to its client). Kept open, the request is answered with `Connection: close`.
  */
-export const IDLE_CLOSE_DELAY_MS = 1000;
+const IDLE_CLOSE_DELAY_MS = 1000;
 
 /** A gateway being served. */
 export type Serving = {
@@ -44,7 +44,7 @@ export type Serving = {
  * answer was sent yet, or its connection closed when it was; `report` logs the detail. Unguarded,
  * node:http would end the process on a throw, and leave the request unanswered on a rejection.
  */
-export function guarded(
+function guarded(
   handler: (request: IncomingMessage, response: ServerResponse) => unknown,
   report: (error: unknown, requestId: string) => void,
 ): RequestListener {

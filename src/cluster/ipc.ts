@@ -19,13 +19,13 @@ export type StopMessage = { type: 'gateway:stop'; cut: boolean };
 /** Worker → primary: take a token from a bucket. */
 export type TakeMessage = { type: 'gateway:take'; id: number; key: string; perMinute: number; now: number };
 /** Primary → worker: the outcome of a take. */
-export type TakenMessage = { type: 'gateway:taken'; id: number; take: Take };
+type TakenMessage = { type: 'gateway:taken'; id: number; take: Take };
 /** Worker → primary: the metrics of every worker, summed. */
 export type MetricsMessage = { type: 'gateway:metrics'; id: number };
 /** Primary → worker: the summed metrics, in the text exposition format (or why not). */
-export type MetricsAnswer = { type: 'gateway:metrics-answer'; id: number; text?: string; error?: string };
+type MetricsAnswer = { type: 'gateway:metrics-answer'; id: number; text?: string; error?: string };
 /** Primary → worker: this worker's own metrics, for a sum. */
-export type CollectMessage = { type: 'gateway:collect'; id: number };
+type CollectMessage = { type: 'gateway:collect'; id: number };
 /** Worker → primary: its own metrics, as prom-client's JSON (or why not). */
 export type CollectedMessage = { type: 'gateway:collected'; id: number; metrics?: MetricsJson[]; error?: string };
 

@@ -24,9 +24,9 @@ import {
 } from './ipc.js';
 
 /** The first wait before a dead worker is replaced; it doubles with each death in a row. */
-export const RESTART_DELAY_MS = 100;
+const RESTART_DELAY_MS = 100;
 /** The longest wait before a dead worker is replaced. */
-export const RESTART_DELAY_MAX_MS = 10_000;
+const RESTART_DELAY_MAX_MS = 10_000;
 /** A worker that lived this long resets the back-off: its death was not part of a crash loop. */
 const STABLE_AFTER_MS = 10_000;
 /**

@@ -17,7 +17,7 @@ import { isRecord } from './openapi.js';
 /** Where the command writes. */
 export type Output = { stdout(text: string): void; stderr(text: string): void };
 
-export const USAGE =
+const USAGE =
   'usage: npm run check:upstream -- <url-or-file> [--area petstore|plants] [--json]\n' +
   "  <url-or-file>  the upstream's OpenAPI document (YAML or JSON): a file, or an http(s) URL such as\n" +
   '                 https://petstore3.swagger.io/api/v3/openapi.json\n' +
@@ -96,7 +96,7 @@ function areaOf(root: Record<string, unknown>): Area {
 }
 
 /** The differences as lines, grouped by class, with a summary last. */
-export function humanReport(changes: readonly Change[], area: Area, source: string): string {
+function humanReport(changes: readonly Change[], area: Area, source: string): string {
   const lines = [`${source} compared with schema/${area}.openapi.yaml`];
   for (const changeClass of CLASSES) {
     const group = changes.filter((change) => change.class === changeClass);

@@ -17,7 +17,7 @@ export function isRecord(value: unknown): value is OpenApiObject {
 }
 
 /** The HTTP methods an OpenAPI path item may hold, in the order the documents list them. */
-export const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
 /** Reads a `#/a/b` pointer inside `root`; `fail` words the error when it cannot be followed. */
 export function resolvePointer(root: unknown, ref: string, fail: (message: string) => Error): unknown {
@@ -49,7 +49,7 @@ export function deref(root: unknown, value: unknown, fail: (message: string) => 
  * registered in Ajv under `id` (`<id>#/definitions/X`); with an empty `id`, at the definitions of
  * the schema they sit in.
  */
-export function rebase(value: unknown, id: string): unknown {
+function rebase(value: unknown, id: string): unknown {
   if (Array.isArray(value)) return value.map((item) => rebase(item, id));
   if (!isRecord(value)) return value;
   return Object.fromEntries(

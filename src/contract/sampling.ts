@@ -31,7 +31,7 @@ import {
 } from './openapi.js';
 
 /** Distinct mismatch paths an operation gets label values for; further ones count as `other`. */
-export const MAX_PATHS_PER_OPERATION = 50;
+const MAX_PATHS_PER_OPERATION = 50;
 
 function documentError(area: Area, message: string): Error {
   return new Error(`contract sampling: schema/${area}.openapi.yaml: ${message}`);
@@ -42,7 +42,7 @@ function documentError(area: Area, message: string): Error {
  * operation is sampled, then kept for the process: the gateway's start pays nothing (compiling
  * them all took about 0.4 s), and an operation never sampled is never compiled.
  */
-export class AnswerSchemas {
+class AnswerSchemas {
   private readonly area: Area;
   private readonly fail: (message: string) => Error;
   private readonly root: OpenApiObject;
@@ -91,7 +91,7 @@ export class AnswerSchemas {
 const areas = new Map<Area, AnswerSchemas>();
 
 /** The answer schemas of `area`, read once per process. */
-export function answerSchemas(area: Area): AnswerSchemas {
+function answerSchemas(area: Area): AnswerSchemas {
   let found = areas.get(area);
   if (found === undefined) areas.set(area, (found = new AnswerSchemas(area)));
   return found;

@@ -62,7 +62,7 @@ function merge(into: FlatSchema, part: FlatSchema, required: boolean): void {
 }
 
 /** Which way the value travels: an answer the gateway reads, or a request value it sends. */
-export type Direction = 'answer' | 'request';
+type Direction = 'answer' | 'request';
 
 /** Where in an operation the compared value is, as messages name it. */
 export type Where = {

@@ -63,7 +63,7 @@ type OperationObject = {
 type SecurityScheme = { type: string; scheme?: string; in?: string; name?: string };
 
 /** A request as the router has read it. */
-export type ContractInput = {
+type ContractInput = {
   /** path parameters, percent-decoded */
   params: Record<string, string>;
   query: URLSearchParams;

@@ -24,7 +24,7 @@ export type Reply = {
 };
 
 /** Answers one operation; throws HttpError for an expected failure, anything else becomes a 500. */
-export type Handler = (context: RequestContext) => Reply;
+type Handler = (context: RequestContext) => Reply;
 
 /**
  * One operation: the function that answers it. The credential it needs and the parameters and

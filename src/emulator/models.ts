@@ -31,9 +31,9 @@ export type OrderInput = Omit<Order, 'id'> & { id?: string };
 export type UserInput = Omit<User, 'username'> & { username?: string };
 
 /** Body formats of the operations marked J/X/F in the interface document. */
-export const ANY_FORMAT: readonly BodyFormat[] = ['json', 'xml', 'form'];
+const ANY_FORMAT: readonly BodyFormat[] = ['json', 'xml', 'form'];
 /** Body format of the operations marked J. */
-export const JSON_ONLY: readonly BodyFormat[] = ['json'];
+const JSON_ONLY: readonly BodyFormat[] = ['json'];
 
 type RecordName = 'Pet' | 'Order' | 'User';
 

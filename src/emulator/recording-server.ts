@@ -27,7 +27,7 @@ export type RecordedRequest = {
 };
 
 /** What a recording server answers. */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string };
+type Answer = { status: number; headers?: Record<string, string>; body?: string };
 
 /** How a recording server listens and answers. */
 export type RecordingServerOptions = {

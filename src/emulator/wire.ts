@@ -145,7 +145,7 @@ function scalarText(value: unknown): string {
  * Canonical decimal form of an int64 written as text, or `undefined` if the
  * text is not an integer in range. `007` becomes `7`, `+5` becomes `5`.
  */
-export function canonicalInt64(text: string): string | undefined {
+function canonicalInt64(text: string): string | undefined {
   if (!/^[+-]?\d+$/.test(text)) return undefined;
   const value = BigInt(text);
   if (value < INT64_MIN || value > INT64_MAX) return undefined;

@@ -160,7 +160,7 @@ function laneParams(value: unknown, maxDepth: number, trusted: TrustedDocuments 
  * header, or undefined when it would choose another processor (server-sent events, multipart)
  * or none: then yoga answers.
  */
-export function acceptedMediaType(accept: string | undefined): ResultMediaType | undefined {
+function acceptedMediaType(accept: string | undefined): ResultMediaType | undefined {
   if (accept === undefined || accept === '' || accept === '*/*' || accept === 'application/json')
     return 'application/json';
   if (accept === 'application/graphql-response+json') return accept;

@@ -14,7 +14,7 @@
 import type { Plugin } from 'graphql-yoga';
 
 /** yoga's request hooks (and whatwg-node's), which the lane does not call. */
-export const REQUEST_HOOKS = [
+const REQUEST_HOOKS = [
   'onRequest',
   'onRequestParse',
   'onParams',

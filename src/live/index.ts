@@ -19,7 +19,6 @@ import { useLiveQueries, type LivePluginOptions } from './plugin.js';
 import { LivePoller, type LivePollerOptions } from './poller.js';
 import { serveWebSocket, type WebSocketOptions, type WebSocketTransport } from './websocket.js';
 
-export { ReadRecorder } from './reads.js';
 export { LivePoller } from './poller.js';
 
 /** The schema with the `@live` directive, so that documents using it validate. */

@@ -35,7 +35,7 @@ import { ReadRecorder } from './reads.js';
 export const STREAMED = 'liveStreamed';
 
 /** Why a live query was refused, as /metrics counts it. */
-export type LiveRefusal = 'total' | 'per_client';
+type LiveRefusal = 'total' | 'per_client';
 
 /** What the plugin is built with. */
 export type LivePluginOptions = {

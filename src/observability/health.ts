@@ -16,10 +16,10 @@ import type { UpstreamPool } from '../upstream/http.js';
 export type ReadinessTarget = Pick<UpstreamPool, 'service' | 'ping' | 'standing'>;
 
 /** What the check found for one upstream. */
-export type UpstreamReadiness = { ready: true; latencyMs: number } | { ready: false; reason: string };
+type UpstreamReadiness = { ready: true; latencyMs: number } | { ready: false; reason: string };
 
 /** What the check found for one upstream area, with where its circuit stands. */
-export type AreaReadiness = UpstreamReadiness & { circuit: CircuitState };
+type AreaReadiness = UpstreamReadiness & { circuit: CircuitState };
 
 /**
  * The answer of `/readiness`. `degraded`: the upstreams are ready but Redis is not (answered 200

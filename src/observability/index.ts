@@ -38,7 +38,6 @@ export type ObservabilityDependencies = TracingDependencies & {
   clusterMetrics?: () => Promise<string>;
 };
 
-export { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './paths.js';
 export type { RequestObservations } from './request-observer.js';
 
 /** The observability of one gateway. */

@@ -11,7 +11,7 @@ import type { RequestRecord, UpstreamCallRecord } from './request-context.js';
  * Upstream calls listed one by one in a line; a request that makes more lists the first ones
  * (`upstreamCalls` counts all).
  */
-export const MAX_LOGGED_UPSTREAM_CALLS = 50;
+const MAX_LOGGED_UPSTREAM_CALLS = 50;
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 

@@ -35,7 +35,7 @@ function redactedAttributes(attributes: Attributes): Attributes {
 }
 
 /** The fields of a span's log line: its identity, its place in its trace, its timing, its outcome. */
-export function spanLogFields(
+function spanLogFields(
   span: ReadableSpan,
   { hrTimeToMilliseconds, hrTimeToTimeStamp }: Pick<Core, 'hrTimeToMilliseconds' | 'hrTimeToTimeStamp'>,
 ): Record<string, unknown> {

@@ -23,10 +23,10 @@ import {
 } from '../observability/request-context.js';
 
 /** The request header that asks for `extensions.upstream`, with the value `1`. */
-export const EXPLAIN_HEADER = 'x-gateway-explain';
+const EXPLAIN_HEADER = 'x-gateway-explain';
 
 /** One upstream call as `extensions.upstream` shows it. */
-export type ExplainedCall = {
+type ExplainedCall = {
   service: string;
   /** the REST operation (its operationId) */
   operation: string;
@@ -52,7 +52,7 @@ export type ExplainedCall = {
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /** One call as `extensions.upstream` shows it: the path's template only, no value of the caller's. */
-export function explainedCall(call: UpstreamCallRecord): ExplainedCall {
+function explainedCall(call: UpstreamCallRecord): ExplainedCall {
   return {
     service: call.service,
     operation: call.operation,
@@ -78,7 +78,7 @@ function withUpstream(result: ExecutionResult, calls: readonly UpstreamCallRecor
  * The result, or each result of a batched request, with the calls it made. A stream (an
  * incremental delivery) is left as it is: its calls go on after its first part.
  */
-export function explained(result: unknown, request: RequestRecord): unknown {
+function explained(result: unknown, request: RequestRecord): unknown {
   return withCallsOf(result, request, withUpstream);
 }
 

@@ -56,7 +56,7 @@ export function exampleTabs(): readonly Tab[] {
 }
 
 /** The header that asks the gateway for `extensions.upstream` (EXPLAIN; src/plugins/explain.ts). */
-export const EXPLAIN_HEADERS = { 'x-gateway-explain': '1' };
+const EXPLAIN_HEADERS = { 'x-gateway-explain': '1' };
 
 /**
  * GraphiQL's options: the example tabs, with the demo credentials in each tab's headers when

@@ -52,7 +52,7 @@ type IncrementalPart = { errors?: readonly GraphQLError[] } & Record<string, unk
 const directivesOf = new WeakMap<DocumentNode, readonly DirectiveNode[]>();
 
 /** The `@defer` and `@stream` directives a document holds (found once per parsed document). */
-export function incrementalDirectives(document: DocumentNode): readonly DirectiveNode[] {
+function incrementalDirectives(document: DocumentNode): readonly DirectiveNode[] {
   let found = directivesOf.get(document);
   if (found === undefined) {
     const directives: DirectiveNode[] = [];
@@ -102,7 +102,7 @@ function defersWith(
  * text/event-stream, or a range holding one of them, in UTF-8 (yoga's own rule,
  * `getMediaTypesForRequestInOrder`); no header is `*` / `*`.
  */
-export function acceptsStreams(accept: string | null): boolean {
+function acceptsStreams(accept: string | null): boolean {
   for (const entry of (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
     const [type = '', ...parameters] = entry.split(';');
     const charset = parameters.find((parameter) => parameter.includes('charset='));

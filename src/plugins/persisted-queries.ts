@@ -13,10 +13,8 @@ import type { Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
 import { laneStandsIn } from '../http/stand-ins.js';
 
-export type { APQStore } from '@graphql-yoga/plugin-apq';
-
 /** How long a registered document is kept (a client whose hash is forgotten sends the document again). */
-export const DOCUMENT_TTL_MS = 24 * 60 * 60 * 1000;
+const DOCUMENT_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** What the configuration says of persisted queries. */
 export type PersistedQueryOptions = {

@@ -104,7 +104,7 @@ function sortedJson(value: unknown): string {
  * Whether the cache is on: RESPONSE_CACHE_TTL_MS, or lifetimes per type alone (then only answers
  * holding one of those types are kept).
  */
-export function responseCacheOn(options: Pick<ResponseCacheOptions, 'ttlMs' | 'ttlPerType'>): boolean {
+function responseCacheOn(options: Pick<ResponseCacheOptions, 'ttlMs' | 'ttlPerType'>): boolean {
   return options.ttlMs > 0 || (options.ttlPerType ?? []).some((entry) => !entry.endsWith('=0'));
 }
 

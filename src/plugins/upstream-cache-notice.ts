@@ -21,7 +21,7 @@ import {
 } from '../observability/request-context.js';
 
 /** One stale answer as `extensions.upstreamCache` shows it. */
-export type StaleNotice = {
+type StaleNotice = {
   /** the REST operation (its operationId) */
   operation: string;
   /** the path's template below the area's base URL, e.g. `/pet/{petId}`: no value of the caller's */
@@ -50,7 +50,7 @@ function noticed(result: ExecutionResult, calls: readonly UpstreamCallRecord[]):
  * The result, or each result of a batched request (with its own operation's calls), noticed. A
  * stream (an incremental delivery) is left as it is.
  */
-export function withStaleNotices(result: unknown, request: RequestRecord): unknown {
+function withStaleNotices(result: unknown, request: RequestRecord): unknown {
   if (!request.upstream.some((call) => call.cached !== undefined && call.cached !== 'fresh')) return result;
   return withCallsOf(result, request, noticed);
 }

@@ -17,7 +17,7 @@ import { redisRateLimitStore } from './rate-limit-store.js';
 import { redisResponseCache } from './response-cache.js';
 import { redisUpstreamCacheStore } from './upstream-cache-store.js';
 
-export type { RedisObserver, RedisStatus, SharedRedis } from './connection.js';
+export type { RedisObserver, SharedRedis } from './connection.js';
 
 /** The shared stores of one gateway process. */
 export type SharedState = {

@@ -23,7 +23,7 @@ function parseDateTime(value: unknown): string {
   return date.toISOString();
 }
 
-export const DateTime = new GraphQLScalarType<string, string>({
+const DateTime = new GraphQLScalarType<string, string>({
   name: 'DateTime',
   serialize(value) {
     // Upstream dates are normalised to ISO strings when decoded; Date objects are accepted too.
@@ -40,7 +40,7 @@ export const DateTime = new GraphQLScalarType<string, string>({
   },
 });
 
-export const File = new GraphQLScalarType<UploadedFile, never>({
+const File = new GraphQLScalarType<UploadedFile, never>({
   name: 'File',
   serialize() {
     // No field of the schema returns a File: reaching this is a bug, and is masked as one.

@@ -16,7 +16,7 @@ import { codedError } from '../errors.js';
 import { createMemoryRateLimitStore, type RateLimitStore, type Take } from './rate-limit-store.js';
 import { laneStandsIn } from '../http/stand-ins.js';
 
-export { createMemoryRateLimitStore, type BucketRule, type RateLimitStore, type Take } from './rate-limit-store.js';
+export { createMemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js';
 
 /** Rate limits; 0 turns one off. */
 export type RateLimits = {

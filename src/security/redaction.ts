@@ -40,7 +40,7 @@ function mapErrors<R>(result: R, change: (error: GraphQLError) => GraphQLError):
 }
 
 /** A result whose error messages are cleared of `secrets`. */
-export function redactResult<R>(result: R, secrets: readonly string[]): R {
+function redactResult<R>(result: R, secrets: readonly string[]): R {
   if (secrets.length === 0) return result;
   return mapErrors(result, (error) => redactError(error, secrets));
 }
@@ -50,7 +50,7 @@ export function redactResult<R>(result: R, secrets: readonly string[]): R {
  * request error that comes without a code; it gets BAD_USER_INPUT like every other bad argument,
  * and HTTP 400: nothing ran.
  */
-export function codeVariableErrors<R>(result: R): R {
+function codeVariableErrors<R>(result: R): R {
   return mapErrors(result, (error) =>
     error.extensions['code'] === undefined && error.path === undefined && error.message.startsWith('Variable "$')
       ? rebuilt(error, { extensions: { ...error.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } } })

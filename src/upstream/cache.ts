@@ -41,7 +41,7 @@ import type { UpstreamRequest, UpstreamResponse } from './http.js';
  * How long an answer with a validator (`ETag`, `Last-Modified`) is kept once stale, to be
  * revalidated by a conditional GET rather than fetched again; the store's bounds come first.
  */
-export const VALIDATOR_KEEP_MS = 3_600_000;
+const VALIDATOR_KEEP_MS = 3_600_000;
 
 /** The cache's settings: UPSTREAM_CACHE, UPSTREAM_CACHE_MAX_ENTRIES and UPSTREAM_CACHE_MAX_BYTES. */
 export type UpstreamCacheSettings = {

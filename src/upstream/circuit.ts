@@ -75,7 +75,7 @@ export type AreaNewsChannel = {
 };
 
 /** True for a failure that says the upstream is unwell: no connection, no answer in time, or a 502, 503 or 504. */
-export function isOutage(error: unknown): error is UpstreamError {
+function isOutage(error: unknown): error is UpstreamError {
   if (!(error instanceof UpstreamError)) return false;
   if (error.failure === 'unavailable' || error.failure === 'timeout') return true;
   return error.failure === 'status' && UNAVAILABLE_STATUSES.has(error.status ?? 0);

@@ -12,7 +12,7 @@ import { isSafeNumber, parse as parseLossless, stringify as stringifyLossless } 
 import qs from 'qs';
 
 /** A scalar field kind. `int64` values are kept as canonical decimal strings end to end. */
-export type ScalarKind = 'int64' | 'int32' | 'string' | 'boolean' | 'datetime';
+type ScalarKind = 'int64' | 'int32' | 'string' | 'boolean' | 'datetime';
 
 /** The description of one field (or of a whole body). */
 export type Shape =
@@ -291,7 +291,7 @@ export function encodeForm<S extends Shape & { kind: 'object' }>(shape: S, value
 }
 
 /** Content types of the three body formats. */
-export const BODY_CONTENT_TYPES = {
+const BODY_CONTENT_TYPES = {
   json: 'application/json',
   xml: 'application/xml',
   form: 'application/x-www-form-urlencoded',

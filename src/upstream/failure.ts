@@ -120,7 +120,7 @@ export function afterRetries(error: UpstreamError, retries: number): UpstreamErr
 }
 
 /** The system or undici code of an error (`ECONNREFUSED`, `UND_ERR_SOCKET`), if it has one. */
-export function errorCode(error: unknown): string | undefined {
+function errorCode(error: unknown): string | undefined {
   if (!(error instanceof Error) || !('code' in error)) return undefined;
   return typeof error.code === 'string' ? error.code : undefined;
 }
@@ -137,7 +137,7 @@ export function isTransportError(error: unknown): boolean {
 }
 
 /** The call's deadline ran out (its signal aborts with a TimeoutError). */
-export function isDeadline(error: unknown): boolean {
+function isDeadline(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError';
 }
 

@@ -20,7 +20,7 @@
 import { ShortLivedTable } from '../short-lived-table.js';
 
 /** One shared call, as the function that makes it sees it. */
-export type SharedCall<P> = {
+type SharedCall<P> = {
   /** aborted (with a `TimeoutError`) once every waiter has given up */
   readonly signal: AbortSignal;
   /** the latest deadline of its waiters, in `performance.now()` milliseconds; it grows as callers join */

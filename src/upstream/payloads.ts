@@ -20,14 +20,12 @@ import {
 
 export {
   ApiResponseShape,
-  CategoryShape,
   NewPlantShape,
   OrderShape,
   PetListShape,
   PetShape,
   PetStatus,
   PlantShape,
-  TagShape,
   type ApiResponsePayload,
   type CategoryPayload,
   type InventoryPayload,

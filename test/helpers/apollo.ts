@@ -10,7 +10,7 @@ import { ALL_CREDENTIALS } from './stack.js';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** What the client sent: method, whether the document text went along, and the answer's status. */
-export type Sent = { method: string; withDocument: boolean; hashed: boolean; status: number };
+type Sent = { method: string; withDocument: boolean; hashed: boolean; status: number };
 
 /** An Apollo Client over the persisted queries link, recording each HTTP exchange it makes. */
 export function apolloClient(url: string, options: { useGETForHashedQueries?: boolean } = {}) {

@@ -16,7 +16,7 @@ import { onTestFinished, vi } from 'vitest';
 const realSetTimeout = globalThis.setTimeout;
 
 /** How long {@link until} polls before it gives up, unless told: far beyond any event a test waits for. */
-export const UNTIL_TIMEOUT_MS = 10_000;
+const UNTIL_TIMEOUT_MS = 10_000;
 const POLL_INTERVAL_MS = 5;
 
 /**

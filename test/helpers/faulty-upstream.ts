@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { checkErrorCodes } from './error-codes.js';
 
 /** What every fault's text carries: found in an answer, the gateway leaked the upstream's words. */
-export const INTERNAL_MARK = '/srv/app/';
+const INTERNAL_MARK = '/srv/app/';
 
 /** The faults the upstream can give. */
 export const FAULTS = [

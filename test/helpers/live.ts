@@ -11,13 +11,13 @@ import { serve, type Serving } from '../../src/server.js';
 import { testConfig } from './stack.js';
 
 /** A GraphQL result as a live query's client receives it. */
-export type LiveResult = {
+type LiveResult = {
   data?: Record<string, unknown> | null;
   errors?: { message: string; extensions?: Record<string, unknown> }[];
 };
 
 /** The results of one live query, in order, as they arrive. */
-export class LiveResults {
+class LiveResults {
   readonly received: LiveResult[] = [];
   #read = 0;
   #waiting: (() => void) | undefined;

@@ -8,17 +8,17 @@ import { request as httpRequest, type Agent, type ClientRequest } from 'node:htt
 import type { GraphQLResponse } from './stack.js';
 
 /** The boundary of every body built here; it appears in no test file's content. */
-export const BOUNDARY = 'gateway-test-boundary-7f3a9c1e5b';
+const BOUNDARY = 'gateway-test-boundary-7f3a9c1e5b';
 
 /** The Content-Type of a multipart body built with {@link BOUNDARY}. */
-export const MULTIPART_CONTENT_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
+const MULTIPART_CONTENT_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
 
 /** One part of a multipart body: a text field, or a file (its content may be sent separately). */
 export type Part =
   { name: string; value: string } | { name: string; filename: string; contentType: string; content?: Buffer };
 
 /** The bytes of one part up to its content: the delimiter line and the part's headers. */
-export function partHead(part: Part): Buffer {
+function partHead(part: Part): Buffer {
   const disposition =
     'filename' in part
       ? `form-data; name="${part.name}"; filename="${part.filename}"`

@@ -58,7 +58,7 @@ function replaceCounted(
  * and the temporary paths, which Debian's build puts under /var/lib/nginx, into `directory`.
  * Everything else is the file as it is shipped.
  */
-export function configForTest(config: string, placement: NginxPlacement): string {
+function configForTest(config: string, placement: NginxPlacement): string {
   const { upstreams, port, directory } = placement;
   let text = replaceCounted(
     config,

@@ -22,7 +22,7 @@ const PRISM = fileURLToPath(new URL('../../node_modules/.bin/prism', import.meta
 const START_TIMEOUT_MS = 60_000;
 
 /** A violation Prism found in a request (an element of its `sl-violations` header). */
-export type Violation = { location: (string | number)[]; severity: string; code: string | number; message: string };
+type Violation = { location: (string | number)[]; severity: string; code: string | number; message: string };
 
 /** One request the gateway sent and Prism's answer to it. */
 export type Exchange = {

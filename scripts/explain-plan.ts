@@ -5,10 +5,9 @@
  * request loader.
  *
  * What each field costs is the table beside the resolvers (src/resolvers/upstream-costs.ts);
- * the method and path of each REST operation are asked of the area modules themselves, by
- * calling each function with a client that records the call instead of sending it.
+ * the method and path of each REST operation are its row of the areas' tables
+ * (src/upstream/operations.ts).
  */
-import { Readable } from 'node:stream';
 import {
   getNamedType,
   getNullableType,
@@ -37,58 +36,16 @@ import {
   type FieldCosts,
   type RestOperation,
 } from '../src/resolvers/upstream-costs.js';
-import type { UpstreamClient, UpstreamRequest } from '../src/upstream/http.js';
-import { PetStatus } from '../src/upstream/payloads.js';
-import { createPetstoreApi, type PetstoreApi } from '../src/upstream/petstore.js';
-import { createPlantsApi, type PlantsApi } from '../src/upstream/plants.js';
+import { OPERATIONS } from '../src/upstream/operations.js';
 
 /** How a REST operation is called: its method and its path's template. */
 export type Route = { method: string; template: string };
 
-/** One call of each area function, with arguments that pass its own checks. */
-const PETSTORE_PROBES: { [K in keyof PetstoreApi]: (api: PetstoreApi) => Promise<unknown> } = {
-  addPet: (api) => api.addPet({}, { name: 'probe', photoUrls: [] }),
-  updatePet: (api) => api.updatePet({}, { id: '1', name: 'probe', photoUrls: [] }),
-  findPetsByStatus: (api) => api.findPetsByStatus({}, [PetStatus.AVAILABLE]),
-  findPetsByTags: (api) => api.findPetsByTags({}, ['probe']),
-  getPetById: (api) => api.getPetById({}, '1'),
-  updatePetWithForm: (api) => api.updatePetWithForm({}, '1', {}),
-  deletePet: (api) => api.deletePet({}, '1'),
-  uploadFile: (api) => api.uploadFile({}, '1', Readable.from([])),
-  getInventory: (api) => api.getInventory({}),
-  placeOrder: (api) => api.placeOrder({}),
-  getOrderById: (api) => api.getOrderById('1'),
-  deleteOrder: (api) => api.deleteOrder('1'),
-  createUser: (api) => api.createUser({ username: 'probe' }),
-  createUsersWithListInput: (api) => api.createUsersWithListInput([{ username: 'probe' }]),
-  getUserByName: (api) => api.getUserByName('probe'),
-  updateUser: (api) => api.updateUser('probe', { username: 'probe' }),
-  deleteUser: (api) => api.deleteUser('probe'),
-};
-const PLANTS_PROBES: { [K in keyof PlantsApi]: (api: PlantsApi) => Promise<unknown> } = {
-  createPlant: (api) => api.createPlant({}, { id: '1', name: 'probe' }),
-};
-
-/** The method and path template of every REST operation, as the area modules call them. */
-export async function operationRoutes(): Promise<Record<RestOperation, Route>> {
-  const recorded: UpstreamRequest[] = [];
-  const recorder = (service: UpstreamClient['service']): UpstreamClient => ({
-    service,
-    request: (call) => {
-      recorded.push(call);
-      return Promise.reject(new Error('recorded, not sent'));
-    },
-    close: () => Promise.resolve(),
-  });
-  const petstore = createPetstoreApi(recorder('petstore'), { bodyFormat: 'json', accept: 'json' });
-  const plants = createPlantsApi(recorder('plants'));
-  const probes = [
-    ...Object.values(PETSTORE_PROBES).map((probe) => () => probe(petstore)),
-    ...Object.values(PLANTS_PROBES).map((probe) => () => probe(plants)),
-  ];
-  await Promise.all(probes.map((probe) => probe().catch(() => undefined)));
+/** The method and path template of every REST operation, from the areas' tables (src/upstream/operations.ts). */
+export function operationRoutes(): Record<RestOperation, Route> {
   const routes: Partial<Record<string, Route>> = {};
-  for (const call of recorded) routes[call.operation] = { method: call.method, template: call.template ?? call.path };
+  for (const table of Object.values(OPERATIONS))
+    for (const [name, row] of Object.entries(table)) routes[name] = { method: row.method, template: row.path };
   return routes as Record<RestOperation, Route>;
 }
 

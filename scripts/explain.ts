@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createSchema } from '../src/schema.js';
 import { callsPerItemWithoutLoader, explainSource, formatPlan, operationRoutes } from './explain-plan.js';
 
-async function main(argv: readonly string[]): Promise<number> {
+function main(argv: readonly string[]): number {
   const check = argv.includes('--check');
   const files = argv.filter((arg) => arg !== '--check');
   if (files.length === 0 && !check) {
@@ -17,7 +17,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const schema = createSchema();
-  const routes = await operationRoutes();
+  const routes = operationRoutes();
   let failed = false;
   for (const file of files) {
     let source: string;
@@ -47,4 +47,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return failed ? 1 : 0;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = main(process.argv.slice(2));

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CACHEABLE_OPERATIONS } from './upstream/cache-resources.js';
+import { CACHEABLE_OPERATIONS } from './upstream/operations.js';
 import type { BodyFormat } from './upstream/codec.js';
 import type { UpstreamClientOptions } from './upstream/http.js';
 import type { UpstreamService } from './upstream/failure.js';

@@ -34,7 +34,7 @@ let routes: Awaited<ReturnType<typeof operationRoutes>>;
 let dir: string;
 
 beforeAll(async () => {
-  routes = await operationRoutes();
+  routes = operationRoutes();
   dir = await mkdtemp(join(tmpdir(), 'explain-'));
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));

@@ -454,7 +454,7 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
 
     expect(() => loadConfig([], { UPSTREAM_CACHE: 'addPet:30s' })).toThrow(
       new ConfigError(
-        'UPSTREAM_CACHE: "addPet" is not a cacheable operation (one of getPetById, findPetsByStatus, findPetsByTags, ' +
+        'UPSTREAM_CACHE: "addPet" is not a cacheable operation (one of findPetsByStatus, findPetsByTags, getPetById, ' +
           'getInventory, getOrderById, getUserByName)',
       ),
     );

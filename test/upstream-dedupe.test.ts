@@ -8,6 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUpstreamClient, type UpstreamClient, type UpstreamRequest } from '../src/upstream/http.js';
+import { callOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from '../src/upstream/operations.js';
 import { PetStatus } from '../src/upstream/payloads.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { EVENTUALLY, fakeClock, tracked, until } from './helpers/clock.js';
@@ -469,30 +470,28 @@ describe('a change', () => {
     expect(await joinedPetCalls(served)).toBe(1);
   });
 
-  const READ: UpstreamRequest = {
-    operation: 'read',
-    method: 'GET',
-    path: '/pet/1',
-    headers: { accept: 'application/json' },
-  };
+  /** A call of `operation` as its row of the pet store's table makes it (what it reads or changes included). */
+  const callTo = (operation: PetstoreOperationId, params?: Record<string, string>): UpstreamRequest =>
+    callOf(operation, PETSTORE_OPERATIONS[operation], params);
+  const READ: UpstreamRequest = { ...callTo('getPetById', { petId: '1' }), headers: { accept: 'application/json' } };
   const JSON_BODY = { contentType: 'application/json', data: '{}' };
   const SEALING: [string, UpstreamRequest, UpstreamRequest, string[]][] = [
     [
       'PUT /pet, GET /pet/1',
-      { operation: 'updatePet', method: 'PUT', path: '/pet', body: JSON_BODY },
+      { ...callTo('updatePet'), body: JSON_BODY },
       READ,
       ['GET /api/v3/pet/1', 'PUT /api/v3/pet', 'GET /api/v3/pet/1'],
     ],
     [
       'DELETE /pet/1, GET /pet/1',
-      { operation: 'deletePet', method: 'DELETE', path: '/pet/1', ignoreBody: true },
+      { ...callTo('deletePet', { petId: '1' }), ignoreBody: true },
       READ,
       ['GET /api/v3/pet/1', 'DELETE /api/v3/pet/1', 'GET /api/v3/pet/1'],
     ],
     [
       'POST /pet/1, GET /pet/findByStatus',
-      { operation: 'updatePetWithForm', method: 'POST', path: '/pet/1', query: { name: 'Rex' } },
-      { ...READ, path: '/pet/findByStatus', query: { status: 'sold' } },
+      { ...callTo('updatePetWithForm', { petId: '1' }), query: { name: 'Rex' } },
+      { ...READ, ...callTo('findPetsByStatus'), query: { status: 'sold' } },
       [
         'GET /api/v3/pet/findByStatus?status=sold',
         'POST /api/v3/pet/1?name=Rex',
@@ -501,20 +500,20 @@ describe('a change', () => {
     ],
     [
       'POST /store/order, GET /store/order/5',
-      { operation: 'placeOrder', method: 'POST', path: '/store/order', body: JSON_BODY },
-      { ...READ, path: '/store/order/5' },
+      { ...callTo('placeOrder'), body: JSON_BODY },
+      { ...READ, ...callTo('getOrderById', { orderId: '5' }) },
       ['GET /api/v3/store/order/5', 'POST /api/v3/store/order', 'GET /api/v3/store/order/5'],
     ],
     [
       'POST /store/order, GET /store/inventory',
-      { operation: 'placeOrder', method: 'POST', path: '/store/order', body: JSON_BODY },
-      { ...READ, path: '/store/inventory' },
+      { ...callTo('placeOrder'), body: JSON_BODY },
+      { ...READ, ...callTo('getInventory') },
       ['GET /api/v3/store/inventory', 'POST /api/v3/store/order', 'GET /api/v3/store/inventory'],
     ],
     [
       'PUT /user/x, GET /user/x',
-      { operation: 'updateUser', method: 'PUT', path: '/user/x', body: JSON_BODY },
-      { ...READ, path: '/user/x' },
+      { ...callTo('updateUser', { username: 'x' }), body: JSON_BODY },
+      { ...READ, ...callTo('getUserByName', { username: 'x' }) },
       ['GET /api/v3/user/x', 'PUT /api/v3/user/x', 'GET /api/v3/user/x'],
     ],
   ];
@@ -555,12 +554,7 @@ describe('a change', () => {
           : json(200, { before: false }),
     );
 
-    const change = petstore.request({
-      operation: 'updatePet',
-      method: 'PUT',
-      path: '/pet',
-      body: { contentType: 'application/json', data: '{}' },
-    });
+    const change = petstore.request({ ...callTo('updatePet'), body: JSON_BODY });
     await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
     // Started while the change is in flight: the upstream may answer it before or after carrying the change out.
     const during = petstore.request(READ);
@@ -582,12 +576,7 @@ describe('a change', () => {
 
     const first = petstore.request(READ);
     await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
-    await petstore.request({
-      operation: 'placeOrder',
-      method: 'POST',
-      path: '/store/order',
-      body: { contentType: 'application/json', data: '{}' },
-    });
+    await petstore.request({ ...callTo('placeOrder'), body: JSON_BODY });
     const second = petstore.request(READ);
     held.release();
 

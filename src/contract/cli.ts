@@ -13,6 +13,7 @@ import { CLASSES, type Change } from './changes.js';
 import type { Area } from './graphql-impact.js';
 import { checkDocument, diffDocuments, DocumentError } from './openapi-diff.js';
 import { isRecord } from './openapi.js';
+import { PLANTS_OPERATIONS } from '../upstream/operations.js';
 
 /** Where the command writes. */
 export type Output = { stdout(text: string): void; stderr(text: string): void };
@@ -90,9 +91,11 @@ function parseDocument(text: string, source: string): unknown {
   }
 }
 
+/** The plant area when the document has one of the plant area's paths, else the pet store. */
 function areaOf(root: Record<string, unknown>): Area {
   const paths = isRecord(root['paths']) ? Object.keys(root['paths']) : [];
-  return paths.some((path) => path.startsWith('/plants')) ? 'plants' : 'petstore';
+  const plants = new Set<string>(Object.values(PLANTS_OPERATIONS).map((row) => row.path));
+  return paths.some((path) => plants.has(path)) ? 'plants' : 'petstore';
 }
 
 /** The differences as lines, grouped by class, with a summary last. */

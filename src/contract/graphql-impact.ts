@@ -5,10 +5,9 @@
  * say, for each difference between an upstream's document and the gateway's, what it does to the
  * graph.
  *
- * The tables are keyed by the operations of `src/upstream/petstore.ts` and `plants.ts` (the
- * functions are named by operationId): the compiler refuses a table that misses an operation or
- * names one that does not exist, and `test/contract-impact.test.ts` checks every GraphQL
- * coordinate against the executable schema and the resolvers. Which fields of a payload are used
+ * What each operation feeds is its row's `graph` in `src/upstream/operations.ts`, the one table
+ * of REST operations; `test/contract-impact.test.ts` checks every GraphQL coordinate against the
+ * executable schema and the resolvers, and that every area function has a row. Which fields of a payload are used
  * is not listed: a property is used when the GraphQL type it maps to has a field of its name.
  */
 import {
@@ -24,155 +23,22 @@ import {
   type GraphQLType,
 } from 'graphql';
 import type { Security } from '../credentials.js';
-import type { PetstoreApi } from '../upstream/petstore.js';
-import type { PlantsApi } from '../upstream/plants.js';
+import { PETSTORE_OPERATIONS, PLANTS_OPERATIONS, type GraphUse, type OperationRow } from '../upstream/operations.js';
 
-/** A parameter the gateway sends, and the GraphQL arguments (`Query.pet(id:)`) its value comes from. */
-export type ParameterUse = {
-  from: readonly string[];
-  /** sent on every call (a path parameter, a required argument); otherwise only when the argument is given */
-  always: boolean;
-  /** a list parameter to which the gateway gives exactly one value per call, so its style does not matter */
-  oneValue?: boolean;
-};
+/** How the gateway uses one REST operation: what its row says it feeds in the graph, and the credential it sends. */
+export type OperationUse = GraphUse & { security: Security };
 
-/** How the gateway uses one REST operation. */
-export type OperationUse = {
-  /** the GraphQL fields whose resolvers make the call (`Query.pet`, `Order.pet`) */
-  fields: readonly string[];
-  /** the GraphQL type the answer becomes; absent when the answer's body is not read */
-  answer?: string;
-  /** for an answer that is a map (`Inventory`): the GraphQL field each of its values becomes */
-  mapValues?: string;
-  /** the GraphQL input type the body is written from; absent when the call has no body */
-  body?: string;
-  /**
-   * the media type the body is always sent in; absent for the bodies that follow
-   * PETSTORE_BODY_FORMAT (JSON unless set otherwise)
-   */
-  bodyMediaType?: string;
-  /** the parameters the gateway sends, by name in the gateway's document */
-  parameters: Readonly<Record<string, ParameterUse>>;
-  /** the credential sent (see `credentialHeaders`) */
-  security: Security;
-};
+/** An area's operations as the upstream check reads them, from the area's table. */
+function usesFrom(table: Readonly<Record<string, OperationRow>>): Readonly<Record<string, OperationUse>> {
+  return Object.fromEntries(
+    Object.entries(table).map(([name, row]) => [name, { ...row.graph, security: row.security }]),
+  );
+}
 
-// `Query._entities`: a federated router asking this subgraph for pets and users by key.
-const PET_READERS = ['Query.pet', 'Query.pets', 'Order.pet', 'Query._entities'];
-const petId = (argument: string, always = true): ParameterUse => ({ from: [argument], always });
-
-/** The pet store's operations, as `src/upstream/petstore.ts` makes them and the resolvers call them. */
-export const PETSTORE_USES: { readonly [K in keyof PetstoreApi]: OperationUse } = {
-  addPet: { fields: ['Mutation.addPet'], answer: 'Pet', body: 'PetInput', parameters: {}, security: 'bearer' },
-  updatePet: { fields: ['Mutation.updatePet'], answer: 'Pet', body: 'PetInput', parameters: {}, security: 'bearer' },
-  findPetsByStatus: {
-    fields: ['Query.petsByStatus'],
-    answer: 'Pet',
-    parameters: { status: { from: ['Query.petsByStatus(status:)'], always: true, oneValue: true } },
-    security: 'bearer',
-  },
-  findPetsByTags: {
-    fields: ['Query.petsByTags'],
-    answer: 'Pet',
-    parameters: { tags: { from: ['Query.petsByTags(tags:)'], always: true, oneValue: true } },
-    security: 'bearer',
-  },
-  getPetById: {
-    fields: PET_READERS,
-    answer: 'Pet',
-    parameters: { petId: { from: ['Query.pet(id:)', 'Query.pets(ids:)', 'Order.pet'], always: true } },
-    security: 'apiKeyOrBearer',
-  },
-  updatePetWithForm: {
-    fields: ['Mutation.updatePetWithForm'],
-    answer: 'Pet',
-    parameters: {
-      petId: petId('Mutation.updatePetWithForm(id:)'),
-      name: petId('Mutation.updatePetWithForm(name:)', false),
-      status: petId('Mutation.updatePetWithForm(status:)', false),
-    },
-    security: 'bearer',
-  },
-  deletePet: {
-    fields: ['Mutation.deletePet'],
-    parameters: { petId: petId('Mutation.deletePet(id:)') },
-    security: 'bearer',
-  },
-  uploadFile: {
-    fields: ['Mutation.uploadPetImage'],
-    answer: 'ApiResponse',
-    bodyMediaType: 'application/octet-stream',
-    parameters: {
-      petId: petId('Mutation.uploadPetImage(petId:)'),
-      additionalMetadata: petId('Mutation.uploadPetImage(additionalMetadata:)', false),
-    },
-    security: 'bearer',
-  },
-  getInventory: {
-    fields: ['Query.inventory'],
-    answer: 'Inventory',
-    mapValues: 'InventoryEntry.quantity',
-    parameters: {},
-    security: 'apiKey',
-  },
-  placeOrder: {
-    fields: ['Mutation.placeOrder'],
-    answer: 'Order',
-    body: 'OrderInput',
-    parameters: {},
-    security: 'none',
-  },
-  getOrderById: {
-    fields: ['Query.order'],
-    answer: 'Order',
-    parameters: { orderId: petId('Query.order(id:)') },
-    security: 'none',
-  },
-  deleteOrder: {
-    fields: ['Mutation.deleteOrder'],
-    parameters: { orderId: petId('Mutation.deleteOrder(id:)') },
-    security: 'none',
-  },
-  createUser: { fields: ['Mutation.createUser'], answer: 'User', body: 'UserInput', parameters: {}, security: 'none' },
-  createUsersWithListInput: {
-    fields: ['Mutation.createUsers'],
-    answer: 'User',
-    body: 'UserInput',
-    bodyMediaType: 'application/json',
-    parameters: {},
-    security: 'none',
-  },
-  getUserByName: {
-    fields: ['Query.user', 'Query._entities'],
-    answer: 'User',
-    parameters: { username: petId('Query.user(username:)') },
-    security: 'none',
-  },
-  updateUser: {
-    fields: ['Mutation.updateUser'],
-    answer: 'User',
-    body: 'UserInput',
-    parameters: { username: petId('Mutation.updateUser(username:)') },
-    security: 'none',
-  },
-  deleteUser: {
-    fields: ['Mutation.deleteUser'],
-    parameters: { username: petId('Mutation.deleteUser(username:)') },
-    security: 'none',
-  },
-};
-
-/** The plant area's operations, as `src/upstream/plants.ts` makes them. */
-export const PLANTS_USES: { readonly [K in keyof PlantsApi]: OperationUse } = {
-  createPlant: {
-    fields: ['Mutation.createPlant'],
-    answer: 'Plant',
-    body: 'NewPlantInput',
-    bodyMediaType: 'application/json',
-    parameters: {},
-    security: 'bearer',
-  },
-};
+/** The pet store's operations, as its table (`src/upstream/operations.ts`) describes them. */
+export const PETSTORE_USES = usesFrom(PETSTORE_OPERATIONS);
+/** The plant area's operations, as its table describes them. */
+export const PLANTS_USES = usesFrom(PLANTS_OPERATIONS);
 
 /** The REST areas, each described by one document of `schema/`. */
 export type Area = 'petstore' | 'plants';

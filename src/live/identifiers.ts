@@ -9,6 +9,7 @@
  * feed, src/upstream/changes.ts) and a difference found by polling the upstream (poller.ts).
  */
 import type { UpstreamChange } from '../upstream/changes.js';
+import { changeOf, operationRow, type Resource } from '../upstream/operations.js';
 
 /** The root fields the store keeps an index of by argument, beyond its own `id` one. */
 export const INDEXED_ROOT_FIELDS = [{ field: 'Query.user', args: ['username'] }] as const;
@@ -37,30 +38,16 @@ export function identifiersOfChange(change: UpstreamChange): string[] {
   }
 }
 
-/** The last segment of a path built by `route()`, decoded: the id or username it was built with. */
-function lastSegment(path: string): string {
-  return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
-}
-
 /**
- * The identifiers a difference in an upstream read invalidates, by the REST operation that read
- * it; undefined for a read that is not polled (a write, or an area whose reads are not GETs).
+ * The identifiers a difference in an upstream read invalidates, from what its operation's row
+ * says it reads: one item is invalidated as a change of it would be; a list or a whole resource
+ * is each root field the row says the read feeds. Undefined for a call that reads nothing the
+ * table knows of (a write, or an area whose reads are not GETs): it is not polled.
  */
-export function identifiersOfRead(operation: string, path: string): string[] | undefined {
-  switch (operation) {
-    case 'getPetById':
-      return identifiersOfChange({ resource: 'pet', id: lastSegment(path) });
-    case 'findPetsByStatus':
-      return ['Query.petsByStatus'];
-    case 'findPetsByTags':
-      return ['Query.petsByTags'];
-    case 'getInventory':
-      return identifiersOfChange({ resource: 'inventory' });
-    case 'getOrderById':
-      return identifiersOfChange({ resource: 'order', id: lastSegment(path) });
-    case 'getUserByName':
-      return identifiersOfChange({ resource: 'user', username: lastSegment(path) });
-    default:
-      return undefined;
-  }
+export function identifiersOfRead(call: { operation: string; resources?: readonly Resource[] }): string[] | undefined {
+  const read = operationRow(call.operation)?.reads === undefined ? undefined : call.resources?.[0];
+  if (read === undefined) return undefined;
+  const change = changeOf(read);
+  if (change !== undefined) return identifiersOfChange(change);
+  return operationRow(call.operation)?.graph.fields.filter((field) => field.startsWith('Query.'));
 }

@@ -27,7 +27,7 @@ export class ReadRecorder {
       service: client.service,
       close: () => client.close(),
       request: async (call) => {
-        const identifiers = call.method === 'GET' ? identifiersOfRead(call.operation, call.path) : undefined;
+        const identifiers = call.method === 'GET' ? identifiersOfRead(call) : undefined;
         if (identifiers === undefined) return client.request(call);
         const record = (state: string) =>
           this.reads.push({

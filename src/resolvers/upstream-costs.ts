@@ -4,15 +4,14 @@
  *
  * One entry per field whose resolver calls the upstream, written beside the resolvers it
  * describes: `test/explain-static.test.ts` reads each resolver and fails when one calls an area
- * function or a loader that its entry does not list (or has no entry). The method and path of
- * each REST operation are not written here: the explain script asks the area modules for them.
+ * function or a loader that its entry does not list (or has no entry). What each REST operation
+ * is (method, path) is not written here: it is the operation's row of src/upstream/operations.ts.
  */
 import type { Loaders } from '../loaders.js';
-import type { PetstoreApi } from '../upstream/petstore.js';
-import type { PlantsApi } from '../upstream/plants.js';
+import type { OperationId } from '../upstream/operations.js';
 
-/** A REST operation, by the name of its area function (its operationId). */
-export type RestOperation = keyof PetstoreApi | keyof PlantsApi;
+/** A REST operation, by its operationId (its row of src/upstream/operations.ts, and its area function). */
+export type RestOperation = OperationId;
 
 /** The REST operation each request loader calls, once per distinct key (src/loaders.ts). */
 export const LOADER_OPERATIONS = {

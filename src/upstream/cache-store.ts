@@ -2,7 +2,7 @@
  * Where the upstream cache (`cache.ts`) keeps its answers: this process's memory (a bounded LRU,
  * below) or Redis (`src/redis/upstream-cache-store.ts`, with REDIS_URL), behind one interface.
  *
- * Invalidation is by generation: each resource tag (`cache-resources.ts`) has a generation
+ * Invalidation is by generation: each resource tag (`resourceTag` in `operations.ts`) has a generation
  * number, folded into the key of every entry that reads it. A change bumps the numbers of its
  * tags, which makes every entry of those resources unreachable at once, for every caller (and,
  * in Redis, for every replica), without finding them; the LRU (or Redis's expiry) drops them

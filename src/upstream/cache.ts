@@ -22,7 +22,7 @@
  * `no-store`/`private`, keeps its own. Credentialed answers kept that way are kept under the
  * caller's fingerprint, never shared.
  *
- * Invalidation: every entry is filed under the resources its call reads (`cache-resources.ts`),
+ * Invalidation: every entry is filed under the resources its call reads (its row of `operations.ts`),
  * whose generation numbers are part of its key (`cache-store.ts`); a write through the gateway
  * tells the change feed (`changes.ts`), which bumps them before the write's answer is sent.
  */
@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import CachePolicy from 'http-cache-semantics';
 import { CREDENTIAL_HEADERS } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
-import { changedTags, resourceTags } from './cache-resources.js';
+import { changedTags, resourceTags } from './operations.js';
 import type { UpstreamCacheStore, StoredAnswer } from './cache-store.js';
 import type { ChangeFeed } from './changes.js';
 import { decodeByContentType } from './codec.js';
@@ -260,7 +260,7 @@ function planOf(service: UpstreamService, call: UpstreamRequest, target: string)
   const open = `${service} GET ${target}`;
   return {
     request: { url: target, method: 'GET', headers },
-    tags: resourceTags(call.template ?? call.path, call.path),
+    tags: resourceTags(call.resources),
     own: fingerprint === undefined ? open : `${open} ${fingerprint}`,
     open,
     credentialed: fingerprint !== undefined,

@@ -53,7 +53,8 @@ import {
 } from './failure.js';
 import { createInFlightCalls, type InFlightCalls, type Waiter } from './in-flight.js';
 import type { CacheResult, RawResponse, StaleServed, UpstreamCache } from './cache.js';
-import type { ChangeFeed, UpstreamChange } from './changes.js';
+import type { ChangeFeed } from './changes.js';
+import type { Resource } from './operations.js';
 
 /**
  * Options of one upstream client; the gateway takes each from its configuration (the setting named),
@@ -105,9 +106,9 @@ export type UpstreamClientOptions = {
    * Identical GETs in flight at the same time share one call: same path and query, same headers
    * (`Accept` and the credential: callers with different credentials, or one with and one
    * without, never share). Each caller keeps its own deadline. A POST, PUT or DELETE makes the
-   * reads in flight under its path's first segment (`/pet`, `/store`, `/user`, `/plants`) take
-   * no more callers, when it is sent and again when it ends, so that a read that starts after a
-   * change never gets an answer fetched before it (UPSTREAM_DEDUPE).
+   * reads in flight of the resource kinds its operation's row says it may change (`pet`,
+   * `inventory`, …) take no more callers, when it is sent and again when it ends, so that a read
+   * that starts after a change never gets an answer fetched before it (UPSTREAM_DEDUPE).
    */
   dedupe: boolean;
   /** the upstream cache (UPSTREAM_CACHE; src/upstream/cache.ts): GETs are looked up there first; without it, none is kept */
@@ -192,13 +193,19 @@ export type UpstreamRequest = {
   /** the REST operation's name (its operationId), used in errors and metrics */
   operation: string;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** path below the base URL, already encoded; build it with {@link route} (or {@link path}) */
+  /** path below the base URL, already encoded; `callOf` (operations.ts) builds it from its operation's row */
   path: string;
   /**
    * the path's template, as the OpenAPI document writes it (`/pet/{petId}`), for what the caller
-   * may be shown (`extensions.upstream`); {@link route} gives it. @default path (a path without parameters)
+   * may be shown (`extensions.upstream`); `callOf` gives it. @default path (a path without parameters)
    */
   template?: string;
+  /**
+   * What the call reads (a GET) or may change (a write), from its operation's row: the upstream
+   * cache files a read under them, and a write keeps later reads of the same kinds from joining
+   * a read in flight. @default none
+   */
+  resources?: readonly Resource[];
   /**
    * Made by a request's DataLoader, for the keys it gathered in one tick (each distinct key once),
    * rather than by a resolver for its own parent: `extensions.upstream` says so. @default false
@@ -259,54 +266,6 @@ export type UpstreamPool = UpstreamClient & {
   /** whether the area is called at all now (for /readiness); a stand-in pool without one counts as always called */
   standing?(): AreaStanding;
 };
-
-/**
- * Builds a path from a template, percent-encoding every interpolated value as one path
- * segment, so that no input (`../`, `?`, `/`) can change which resource is called.
- */
-export function path(strings: TemplateStringsArray, ...values: readonly (string | number)[]): string {
-  return strings.reduce((result, literal, index) => {
-    const value = index < values.length ? encodeSegment(String(values[index])) : '';
-    return result + literal + value;
-  }, '');
-}
-
-/**
- * A path and its template: `route('/pet/{petId}', { petId: id })` is the path with each
- * `{name}` replaced by its value, percent-encoded as one segment (as {@link path} does), and the
- * template as it is. The template is what a caller may be shown of the call: it carries no value.
- */
-export function route(
-  template: string,
-  values: Readonly<Record<string, string | number>>,
-): { path: string; template: string } {
-  const parts = templateParts(template);
-  let path = parts[0] ?? '';
-  for (let index = 1; index < parts.length; index += 2) {
-    const name = parts[index] ?? '';
-    const value = values[name];
-    if (value === undefined) throw new Error(`route ${template}: no value for {${name}}`);
-    path += encodeSegment(String(value)) + (parts[index + 1] ?? '');
-  }
-  return { path, template };
-}
-
-/** A template split at its `{name}`s: text, name, text, … (a handful of templates, each split once). */
-function templateParts(template: string): readonly string[] {
-  let parts = TEMPLATE_PARTS.get(template);
-  if (parts === undefined) TEMPLATE_PARTS.set(template, (parts = template.split(/\{(\w+)\}/)));
-  return parts;
-}
-const TEMPLATE_PARTS = new Map<string, readonly string[]>();
-
-/** Characters encodeURIComponent leaves as they are, but for '.': a segment of them needs no encoding. */
-const PLAIN_SEGMENT = /^[\w~!*'()-]+$/;
-
-function encodeSegment(value: string): string {
-  if (PLAIN_SEGMENT.test(value)) return value;
-  // encodeURIComponent leaves '.' alone, and a segment of '.' or '..' would be resolved away.
-  return encodeURIComponent(value).replace(/\./g, '%2E');
-}
 
 /**
  * The wait before retry number `retry` (1 for the first): `baseMs` doubled for each retry after
@@ -420,7 +379,7 @@ class UpstreamCalls {
       inFlight === undefined || options.changes === undefined
         ? () => undefined
         : options.changes.listen((changes) => {
-            for (const change of changes) inFlight.seal(changeScope(change));
+            for (const change of changes) inFlight.seal(change.resource);
           });
   }
 
@@ -449,12 +408,14 @@ class UpstreamCalls {
     // A change: the reads of its resource already in flight take no more callers, from when it
     // is sent, and again once it has ended (reads started while it was in flight may have been
     // answered before it was carried out).
-    const scope = sharingScope(call.path);
-    this.inFlight.seal(scope);
+    const sealed = () => {
+      for (const resource of call.resources ?? []) this.inFlight?.seal(resource.kind);
+    };
+    sealed();
     try {
       return await this.observed(call);
     } finally {
-      this.inFlight.seal(scope);
+      sealed();
     }
   }
 
@@ -545,7 +506,7 @@ class UpstreamCalls {
   /** The call made for `headed`: started for others to join under `sharing.key`, or alone. */
   private made(sharing: { key: string; waiter: Waiter<Progress> } | undefined, headed: UpstreamRequest): Promise<Sent> {
     return sharing !== undefined && this.inFlight !== undefined
-      ? this.inFlight.start(sharing.key, sharingScope(headed.path), sharing.waiter, (shared) =>
+      ? this.inFlight.start(sharing.key, headed.resources?.[0]?.kind ?? '', sharing.waiter, (shared) =>
           this.send(headed, shared),
         )
       : this.sendAlone(headed);
@@ -850,21 +811,6 @@ function sharingKey(call: UpstreamRequest): string | undefined {
   const headers = call.headers ?? {};
   for (const name of Object.keys(headers).sort()) key += `\n${name.toLowerCase()}:${headers[name]}`;
   return key;
-}
-
-/**
- * The resources a change may affect, for the rule that keeps a later read from joining a call
- * that started before the change: its path's first segment (`/pet/1` → `/pet`, `/store/order`
- * → `/store`). Coarse (a `PUT /pet` also stops `/pet/findByStatus` from taking callers), and so
- * sound without knowing which resources each operation touches.
- */
-function sharingScope(path: string): string {
-  return `/${path.split('/')[1] ?? ''}`;
-}
-
-/** The {@link sharingScope} of the reads a change may make wrong. */
-function changeScope(change: UpstreamChange): string {
-  return change.resource === 'pet' ? '/pet' : change.resource === 'user' ? '/user' : '/store';
 }
 
 /** Whether a call is a conditional GET (the upstream cache's revalidation), to which a 304 is an answer. */

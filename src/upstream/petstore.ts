@@ -1,12 +1,15 @@
 /**
  * The pet store area: one small typed function per REST operation, named by its operationId.
- * Each sends only the credential its operation's security declares. Functions of operations
- * that declare none do not even take the caller's credentials.
+ * What each operation is (method, path, credential, what it reads and changes) is its row of
+ * `PETSTORE_OPERATIONS` (`operations.ts`); each function builds its call from that row, sends
+ * only the credential the row's security declares, and reads the answer. Functions of
+ * operations that declare none do not even take the caller's credentials.
  */
 import type { Readable } from 'node:stream';
-import { credentialHeaders, type Credentials, type Security } from '../credentials.js';
+import { credentialHeaders, type Credentials } from '../credentials.js';
 import { encodeBody, encodeJson, type BodyFormat, type Payload, type Shape } from './codec.js';
-import { decodePayload, route, type UpstreamClient, type UpstreamRequest } from './http.js';
+import { decodePayload, type UpstreamClient, type UpstreamRequest } from './http.js';
+import { callOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from './operations.js';
 import { orderChanged, petChanged, usersChanged, type ChangeFeed, type UpstreamChange } from './changes.js';
 import { UpstreamError } from './failure.js';
 import {
@@ -49,15 +52,13 @@ export type PetstoreOptions = {
  */
 const PET_SEARCHES: Record<
   'findPetsByStatus' | 'findPetsByTags',
-  { path: string; parameter: string; matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean }
+  { parameter: string; matches: (pet: PetPayload, wanted: ReadonlySet<string>) => boolean }
 > = {
   findPetsByStatus: {
-    path: '/pet/findByStatus',
     parameter: 'status',
     matches: (pet, wanted) => pet.status !== undefined && wanted.has(pet.status),
   },
   findPetsByTags: {
-    path: '/pet/findByTags',
     parameter: 'tags',
     matches: (pet, wanted) => (pet.tags ?? []).some((tag) => tag.name !== undefined && wanted.has(tag.name)),
   },
@@ -89,21 +90,26 @@ async function told(store: Store, changes: readonly UpstreamChange[]): Promise<v
   await store.changes?.changed(changes);
 }
 
-/** Sends `call` with the `Accept` asked for and the one credential its `security` declares. */
-function send(store: Store, call: UpstreamRequest, security: Security = 'none', credentials: Credentials = {}) {
+/** The call of `operation` its row describes, with its path parameters filled in. */
+function callTo(operation: PetstoreOperationId, params?: Readonly<Record<string, string>>) {
+  return callOf(operation, PETSTORE_OPERATIONS[operation], params);
+}
+
+/** Sends `call` with the `Accept` asked for and the one credential its operation's security declares. */
+function send(store: Store, call: UpstreamRequest & { operation: PetstoreOperationId }, credentials: Credentials = {}) {
   return store.client.request({
     ...call,
-    headers: { accept: store.accept, ...credentialHeaders(credentials, security) },
+    headers: { accept: store.accept, ...credentialHeaders(credentials, PETSTORE_OPERATIONS[call.operation].security) },
   });
 }
 
 /** `call` with `value` as its body, in the configured body format (JSON, XML or form). */
-function withBody<S extends Shape & { kind: 'object' }>(
+function withBody<C extends Omit<UpstreamRequest, 'body'>, S extends Shape & { kind: 'object' }>(
   store: Store,
-  call: Omit<UpstreamRequest, 'body'>,
+  call: C,
   shape: S,
   value: Payload<S>,
-): UpstreamRequest {
+): C & Pick<UpstreamRequest, 'body'> {
   return { ...call, body: encodeBody(store.bodyFormat, shape, value) };
 }
 
@@ -113,12 +119,12 @@ function petOperations(store: Store) {
   return {
     /** `POST /pet` (bearer). */
     addPet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      return writePet(store, 'addPet', 'POST', credentials, pet);
+      return writePet(store, 'addPet', credentials, pet);
     },
 
     /** `PUT /pet` (bearer): replaces the pet with `pet.id` as a whole. */
     updatePet(credentials: Credentials, pet: PetPayload): Promise<PetPayload> {
-      return writePet(store, 'updatePet', 'PUT', credentials, pet);
+      return writePet(store, 'updatePet', credentials, pet);
     },
 
     /** `GET /pet/findByStatus` (bearer), once per status; each pet once. */
@@ -133,13 +139,8 @@ function petOperations(store: Store) {
 
     /** `GET /pet/{petId}` (api_key or bearer); `batched` when a request's loader makes it. */
     async getPetById(credentials: Credentials, id: string, batched = false): Promise<PetPayload> {
-      const call = {
-        operation: 'getPetById',
-        method: 'GET',
-        ...route('/pet/{petId}', { petId: id }),
-        batched,
-      } as const;
-      return decodePayload(client, call.operation, PetShape, await send(store, call, 'apiKeyOrBearer', credentials));
+      const call = { ...callTo('getPetById', { petId: id }), batched };
+      return decodePayload(client, call.operation, PetShape, await send(store, call, credentials));
     },
 
     /**
@@ -151,13 +152,8 @@ function petOperations(store: Store) {
       id: string,
       changes: { name?: string; status?: PetStatus },
     ): Promise<PetPayload | undefined> {
-      const call = {
-        operation: 'updatePetWithForm',
-        method: 'POST',
-        ...route('/pet/{petId}', { petId: id }),
-        query: changes,
-      } as const;
-      const response = await send(store, call, 'bearer', credentials);
+      const call = { ...callTo('updatePetWithForm', { petId: id }), query: changes };
+      const response = await send(store, call, credentials);
       await told(store, petChanged(id));
       return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
     },
@@ -190,7 +186,7 @@ function petOperations(store: Store) {
  * only pets that match one of the values exactly.
  */
 async function findPetsByEach(store: Store, credentials: Credentials, operation: PetSearch, values: readonly string[]) {
-  const { path: restPath, parameter, matches } = PET_SEARCHES[operation];
+  const { parameter, matches } = PET_SEARCHES[operation];
   // The interface document puts several values comma separated in one parameter; the reference
   // server takes one `status` per call and one tag per repeated `tags=`. One call per value
   // means the same thing to both, and the calls run concurrently.
@@ -200,12 +196,7 @@ async function findPetsByEach(store: Store, credentials: Credentials, operation:
         store.client,
         operation,
         PetListShape,
-        await send(
-          store,
-          { operation, method: 'GET', path: restPath, query: { [parameter]: value } },
-          'bearer',
-          credentials,
-        ),
+        await send(store, { ...callTo(operation), query: { [parameter]: value } }, credentials),
       ),
     ),
   );
@@ -220,12 +211,7 @@ async function findPetsByEach(store: Store, credentials: Credentials, operation:
 
 /** `DELETE /pet/{petId}` (bearer), and what it changed. */
 async function deletePet(store: Store, credentials: Credentials, id: string): Promise<void> {
-  await send(
-    store,
-    { operation: 'deletePet', method: 'DELETE', ...route('/pet/{petId}', { petId: id }), ignoreBody: true },
-    'bearer',
-    credentials,
-  );
+  await send(store, { ...callTo('deletePet', { petId: id }), ignoreBody: true }, credentials);
   await told(store, petChanged(id));
 }
 
@@ -233,12 +219,11 @@ async function deletePet(store: Store, credentials: Credentials, id: string): Pr
 async function writePet(
   store: Store,
   operation: 'addPet' | 'updatePet',
-  method: 'POST' | 'PUT',
   credentials: Credentials,
   pet: PetPayload,
 ): Promise<PetPayload> {
-  const call = withBody(store, { operation, method, path: '/pet' }, PetShape, pet);
-  const response = await send(store, call, 'bearer', credentials);
+  const call = withBody(store, callTo(operation), PetShape, pet);
+  const response = await send(store, call, credentials);
   let kept: PetPayload | undefined;
   try {
     kept = decodePayload(store.client, operation, PetShape, response);
@@ -259,13 +244,11 @@ async function uploadFile(
 ): Promise<ApiResponsePayload> {
   const { client } = store;
   const call = {
-    operation: 'uploadFile',
-    method: 'POST',
-    ...route('/pet/{petId}/uploadImage', { petId: id }),
+    ...callTo('uploadFile', { petId: id }),
     query: { additionalMetadata },
     body: { contentType: 'application/octet-stream', data: file },
-  } as const;
-  const response = await send(store, call, 'bearer', credentials);
+  };
+  const response = await send(store, call, credentials);
   await told(store, petChanged(id));
   if (!isPetAnswer(response.body)) return decodePayload(client, call.operation, ApiResponseShape, response);
   const pet = decodePayload(client, call.operation, PetShape, response);
@@ -283,12 +266,7 @@ function inventoryOperations(store: Store) {
     /** `GET /store/inventory` (api_key): quantity by status. */
     async getInventory(credentials: Credentials): Promise<InventoryPayload> {
       const operation = 'getInventory';
-      const { body, status } = await send(
-        store,
-        { operation, method: 'GET', path: '/store/inventory' },
-        'apiKey',
-        credentials,
-      );
+      const { body, status } = await send(store, callTo(operation), credentials);
       const entries =
         typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body) : undefined;
       const quantities = entries?.map(([key, value]) => [key, Number(value)] as const);
@@ -308,12 +286,7 @@ function orderOperations(store: Store) {
   return {
     /** `POST /store/order` (no credential). */
     async placeOrder(order: OrderPayload): Promise<OrderPayload> {
-      const call = withBody(
-        store,
-        { operation: 'placeOrder', method: 'POST', path: '/store/order' },
-        OrderShape,
-        order,
-      );
+      const call = withBody(store, callTo('placeOrder'), OrderShape, order);
       const response = await send(store, call);
       let kept: OrderPayload | undefined;
       try {
@@ -329,23 +302,13 @@ function orderOperations(store: Store) {
      * document); `batched` when a request's loader makes it.
      */
     async getOrderById(id: string, batched = false): Promise<OrderPayload> {
-      const call = {
-        operation: 'getOrderById',
-        method: 'GET',
-        ...route('/store/order/{orderId}', { orderId: id }),
-        batched,
-      } as const;
+      const call = { ...callTo('getOrderById', { orderId: id }), batched };
       return decodePayload(client, call.operation, OrderShape, await send(store, call));
     },
 
     /** `DELETE /store/order/{orderId}` (no credential). */
     async deleteOrder(id: string): Promise<void> {
-      await send(store, {
-        operation: 'deleteOrder',
-        method: 'DELETE',
-        ...route('/store/order/{orderId}', { orderId: id }),
-        ignoreBody: true,
-      });
+      await send(store, { ...callTo('deleteOrder', { orderId: id }), ignoreBody: true });
       await told(store, orderChanged(id));
     },
   };
@@ -357,12 +320,7 @@ function userOperations(store: Store) {
   return {
     /** `POST /user` (no credential). */
     async createUser(user: NewUserPayload): Promise<UserPayload> {
-      const call = withBody(
-        store,
-        { operation: 'createUser', method: 'POST', path: '/user', secrets: passwords([user]) },
-        NewUserShape,
-        user,
-      );
+      const call = withBody(store, { ...callTo('createUser'), secrets: passwords([user]) }, NewUserShape, user);
       const response = await send(store, call);
       await told(store, usersChanged([user.username]));
       return decodePayload(client, call.operation, UserShape, response);
@@ -376,25 +334,14 @@ function userOperations(store: Store) {
     async createUsersWithListInput(users: readonly NewUserPayload[]): Promise<UserPayload[] | undefined> {
       const operation = 'createUsersWithListInput';
       const body = { contentType: 'application/json', data: encodeJson(NewUserListShape, [...users]) };
-      const response = await send(store, {
-        operation,
-        method: 'POST',
-        path: '/user/createWithList',
-        body,
-        secrets: passwords(users),
-      });
+      const response = await send(store, { ...callTo(operation), body, secrets: passwords(users) });
       await told(store, usersChanged(users.map((user) => user.username)));
       return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
     },
 
     /** `GET /user/{username}` (no credential); `batched` when a request's loader makes it. */
     async getUserByName(username: string, batched = false): Promise<UserPayload> {
-      const call = {
-        operation: 'getUserByName',
-        method: 'GET',
-        ...route('/user/{username}', { username }),
-        batched,
-      } as const;
+      const call = { ...callTo('getUserByName', { username }), batched };
       return decodePayload(client, call.operation, UserShape, await send(store, call));
     },
 
@@ -405,12 +352,7 @@ function userOperations(store: Store) {
     async updateUser(username: string, user: NewUserPayload): Promise<UserPayload | undefined> {
       const call = withBody(
         store,
-        {
-          operation: 'updateUser',
-          method: 'PUT',
-          ...route('/user/{username}', { username }),
-          secrets: passwords([user]),
-        },
+        { ...callTo('updateUser', { username }), secrets: passwords([user]) },
         NewUserShape,
         user,
       );
@@ -422,12 +364,7 @@ function userOperations(store: Store) {
 
     /** `DELETE /user/{username}` (no credential). */
     async deleteUser(username: string): Promise<void> {
-      await send(store, {
-        operation: 'deleteUser',
-        method: 'DELETE',
-        ...route('/user/{username}', { username }),
-        ignoreBody: true,
-      });
+      await send(store, { ...callTo('deleteUser', { username }), ignoreBody: true });
       await told(store, usersChanged([username]));
     },
   };

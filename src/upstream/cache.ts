@@ -35,7 +35,7 @@ import type { UpstreamCacheStore, StoredAnswer } from './cache-store.js';
 import type { ChangeFeed } from './changes.js';
 import { decodeByContentType } from './codec.js';
 import { UpstreamError, type UpstreamService } from './failure.js';
-import type { UpstreamRequest, UpstreamResponse } from './http.js';
+import type { UpstreamRequest, UpstreamResponse } from './call.js';
 
 /**
  * How long an answer with a validator (`ETag`, `Last-Modified`) is kept once stale, to be

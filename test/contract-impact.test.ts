@@ -23,7 +23,7 @@ import { gatewayDocument } from './helpers/openapi-edits.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 
 const schema = createSchema();
-const AREAS: [Area, typeof PETSTORE_USES | typeof PLANTS_USES][] = [
+const AREAS: [Area, Readonly<Record<string, OperationUse>>][] = [
   ['petstore', PETSTORE_USES],
   ['plants', PLANTS_USES],
 ];
@@ -61,9 +61,7 @@ describe('the operations', () => {
           return ref === undefined ? (parameter as { name: string }).name : ref.split('/').pop();
         },
       );
-      const use: OperationUse | undefined = (uses as Readonly<Record<string, OperationUse>>)[
-        String(operation['operationId'])
-      ];
+      const use: OperationUse | undefined = uses[String(operation['operationId'])];
       if (use === undefined) throw new Error(`${key} is not in the table`);
       // The shared path parameter `PetId` is declared by reference; its name is petId.
       const names = declared.map((name) => (name === 'PetId' ? 'petId' : name));

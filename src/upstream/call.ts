@@ -1,9 +1,12 @@
 /**
  * One upstream call as its callers describe it, without HTTP plumbing, and its answer: what the
- * area modules build, the upstream cache (`cache.ts`) files and the client (`http.ts`) sends. A
- * module of its own below both, so that neither imports the other's types back.
+ * area modules build, the upstream cache (`cache.ts`) files and the client (`http.ts`) sends;
+ * and how a 2xx body is read as its payload shape. A module of its own below both, so that
+ * neither imports the other's types back.
  */
 import type { Readable } from 'node:stream';
+import { DecodeError, normalize, type Payload, type Shape } from './codec.js';
+import { UpstreamError, type UpstreamService } from './failure.js';
 import type { RequestScope } from './request-scope.js';
 import type { Resource } from './operations.js';
 
@@ -61,3 +64,28 @@ export type UpstreamResponse = {
   /** JSON or XML content as plain values, text as a string, an empty body as undefined */
   body: unknown;
 };
+
+/**
+ * Reads a successful answer's body as the payload `shape` describes; a body that does not fit
+ * becomes an `invalid-response` error naming the offending field (never a crash).
+ */
+export function decodePayload<S extends Shape>(
+  client: { readonly service: UpstreamService },
+  operation: string,
+  shape: S,
+  response: UpstreamResponse,
+): Payload<S> {
+  try {
+    return normalize(shape, response.body);
+  } catch (error) {
+    const reason = error instanceof DecodeError ? error.message : 'unreadable body';
+    const message = `${client.service} answered ${operation} with an unexpected body (${reason})`;
+    throw new UpstreamError({
+      service: client.service,
+      operation,
+      failure: 'invalid-response',
+      message,
+      status: response.status,
+    });
+  }
+}

@@ -1,14 +1,11 @@
 /**
- * The one place that speaks HTTP to the upstreams: a keep-alive undici pool per upstream
- * origin, timeouts (connect, headers, whole body, and a deadline per call), retries of reads
- * that met a connection error or a 502/503/504, and decoding by Content-Type. What a failure
- * was is `failure.ts`'s to say, reading a bounded body `body.ts`'s, decoding `codec.ts`'s.
- * Identical GETs in flight at the same time share one call (`in-flight.ts`). Each area has a
- * circuit breaker (`circuit.ts`), judged on many calls of several callers, and honours
- * Retry-After (`back-pressure.ts`): a 429's holds back the caller that received it, a 503's
- * delays that call's retry. Area modules (`petstore.ts`, `plants.ts`) sit on top; resolvers
- * never see HTTP. An upstream's 5xx text, or an answer it cannot read, is told to the caller in
- * the gateway's own words; what the upstream said goes to the log only.
+ * The client of one upstream area: the chain of small policies a call goes down, composed in
+ * {@link UpstreamCalls} in the order they apply (the upstream cache, the change seal, the
+ * observer, in-flight sharing, the deadline, 429 holds and the circuit, retries, one try over
+ * the area's keep-alive undici pool). Each policy is a module of its own: `cache.ts`,
+ * `in-flight.ts`, `back-pressure.ts`, `circuit.ts`, `retry.ts`, `transport.ts`; what a failure
+ * was is `failure.ts`'s to say. Area modules (`petstore.ts`, `plants.ts`) sit on top; resolvers
+ * never see HTTP.
  *
  * Why not undici's interceptors (undici 7 has retry, deduplicate and cache), measured against
  * what this code must do:
@@ -26,11 +23,9 @@
  *   `http-cache-semantics` does the RFC 9111 parts. GETs go through it first, and only what it
  *   does not answer is sent.
  */
-import { Pool } from 'undici';
 import type { RequestScope } from './request-scope.js';
-import { credentialFingerprintOf, credentialSecretsOf, redact } from '../secrets.js';
-import { ANONYMOUS_CALLER, RateLimitHolds, retryAfterMs } from './back-pressure.js';
-import { readBoundedBody, ResponseTooLarge, type BodyLimits } from './body.js';
+import { credentialFingerprintOf } from '../secrets.js';
+import { ANONYMOUS_CALLER, RateLimitHolds } from './back-pressure.js';
 import {
   AreaCircuit,
   type AreaNews,
@@ -38,26 +33,19 @@ import {
   type CircuitSettings,
   type CircuitState,
 } from './circuit.js';
-import { decodeByContentType, DecodeError, normalize, type Payload, type Shape } from './codec.js';
-import {
-  afterRetries,
-  errorMessage,
-  excerpt,
-  isTransportError,
-  transportFailure,
-  UNAVAILABLE_STATUSES,
-  UpstreamError,
-  type UpstreamFailure,
-  type UpstreamService,
-} from './failure.js';
+import { afterRetries, UpstreamError, type UpstreamFailure, type UpstreamService } from './failure.js';
 import { createInFlightCalls, type InFlightCalls, type Waiter } from './in-flight.js';
 import type { CacheResult, RawResponse, StaleServed, UpstreamCache } from './cache.js';
 import type { ChangeFeed } from './changes.js';
 import type { UpstreamRequest, UpstreamResponse } from './call.js';
+import { withRetries, type RetryEvent, type RetryPolicy, type Sent } from './retry.js';
+import { queryString, Transport, type CallLimits, type Progress } from './transport.js';
 
 // One call and its answer are described in call.ts (below this client and the cache); the client's
 // users find them here too.
 export type { UpstreamRequest, UpstreamResponse } from './call.js';
+export type { RetryEvent } from './retry.js';
+export { retryDelay } from './retry.js';
 
 /**
  * Options of one upstream client; the gateway takes each from its configuration (the setting named),
@@ -153,7 +141,7 @@ export type UpstreamObserver = (call: {
 }) => UpstreamCallWatch;
 
 /** One call being watched. */
-export type UpstreamCallWatch = {
+type UpstreamCallWatch = {
   /** headers added to every attempt (trace context, request id); the call's own headers win */
   headers?: Readonly<Record<string, string>>;
   /** called once, when the call has ended, however it ended */
@@ -175,20 +163,6 @@ export type UpstreamCallOutcome = {
   durationMs: number;
 };
 
-/** A retry about to happen. */
-export type RetryEvent = {
-  service: UpstreamService;
-  operation: string;
-  /** 1 for the first retry */
-  retry: number;
-  /** the wait before it, in milliseconds */
-  delayMs: number;
-  /** the failure that caused it: `status 503`, `ECONNREFUSED`, … */
-  reason: string;
-  /** the request the call is made for, when its caller said */
-  scope?: RequestScope;
-};
-
 /** A client for one upstream area. */
 export type UpstreamClient = {
   readonly service: UpstreamService;
@@ -198,7 +172,7 @@ export type UpstreamClient = {
 };
 
 /** Whether an area is called at all now: its circuit. (A 429's hold is one caller's, not the area's.) */
-export type AreaStanding = {
+type AreaStanding = {
   circuit: CircuitState;
   /** milliseconds until the circuit lets a call through again; 0 unless it is open */
   circuitRemainingMs: number;
@@ -215,74 +189,43 @@ export type UpstreamPool = UpstreamClient & {
   standing?(): AreaStanding;
 };
 
-/**
- * The wait before retry number `retry` (1 for the first): `baseMs` doubled for each retry after
- * the first, capped at `maxMs`, then jittered to a random point in its upper half. The jitter
- * spreads out callers that failed together (so they do not all come back at once); keeping
- * the lower half out keeps each wait growing.
- */
-export function retryDelay(retry: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** (retry - 1));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-}
-
-/** Connection failures after which a GET can safely be sent again: refused, reset, closed. */
-/** The outcome of one attempt: an answer, or a failure and whether trying again may help. */
-type Attempt =
-  { ok: true; response: RawResponse } | { ok: false; error: UpstreamError; transient: boolean; reason: string };
-
-/** Where a call has got to: a caller that gives up on a shared call gets the error it would have got alone. */
-type Progress = {
-  /** the current try has its answer's headers, and is reading the body */
-  answering: boolean;
-  /** retries made so far */
-  retries: number;
-  /** the failure the call is waiting to retry after (worded with its retries so far), during that wait */
-  retrying?: UpstreamError;
-};
-
-/** What bounds one call: a signal that ends it, the time after which no retry starts, and its progress. */
-type CallLimits = {
-  signal: AbortSignal;
-  /** `performance.now()` milliseconds */
-  deadline(): number;
-  progress: Progress;
-};
-
-/** A successful call: its answer, and the retries it took. */
-type Sent = { response: RawResponse; retries: number };
-
-/** An answer as the pool gives it: status, headers, and the body still to read. */
-type PoolAnswer = Awaited<ReturnType<Pool['request']>>;
-
 /** Creates the client of one upstream area, with its own keep-alive pool. */
 export function createUpstreamClient(service: UpstreamService, options: UpstreamClientOptions): UpstreamPool {
   const calls = new UpstreamCalls(service, options);
   return {
     service,
     request: (call) => calls.request(call),
-    ping: (timeoutMs) => calls.ping(timeoutMs),
+    ping: (timeoutMs) => calls.transport.ping(timeoutMs),
     standing: () => calls.standing(),
     close: () => calls.close(),
   };
 }
 
 /**
- * The state of one area's client (its pool, its limits, its calls in flight) and the steps of a
- * call: observed, shared or made alone, retried, and each try read and judged.
+ * One area's client: the chain a call goes down, each link a module of its own, in the order
+ * they apply (each method below is one link, and calls the next):
+ *
+ * 1. `request`: a GET through the upstream cache (`cache.ts`), which may answer it; a write seals
+ *    the reads in flight of what its operation's row says it may change (`in-flight.ts`);
+ * 2. `observed`: the call watched (metrics, traces, the request log), joined to an identical
+ *    GET in flight (`in-flight.ts`) or made;
+ * 3. `sendAlone` / the shared call: a deadline of its own (UPSTREAM_TIMEOUT_MS);
+ * 4. `send`: refused at once while a 429 holds its caller back (`back-pressure.ts`) or its
+ *    area's circuit is open (`circuit.ts`), which counts how it ends;
+ * 5. `withRetries` (`retry.ts`): tried again as its method and failure allow;
+ * 6. `Transport.attempt` (`transport.ts`): one try over the pool, its answer read and judged.
+ *
+ * The request scope goes down the chain on the call (`call.scope`); nothing comes back up but
+ * the answer or the error.
  */
 class UpstreamCalls {
   private readonly service: UpstreamService;
   /** read per call, for its observer and `onRetry` */
   private readonly options: UpstreamClientOptions;
-  private readonly pool: Pool;
-  private readonly basePath: string;
-  /** the options' timeouts and limits, as they were when the client was made */
-  private readonly timeouts: UpstreamClientOptions['timeouts'];
-  private readonly maxResponseBytes: number;
-  private readonly retries: number;
-  private readonly retryBackoffMs: number;
-  private readonly retryBackoffMaxMs: number;
+  readonly transport: Transport;
+  private readonly retry: RetryPolicy;
+  /** the deadline of each call, in milliseconds (UPSTREAM_TIMEOUT_MS) */
+  private readonly deadlineMs: number;
   // Identical GETs in flight share one call (see in-flight.ts); undefined when that is turned off.
   private readonly inFlight: InFlightCalls<Sent, Progress> | undefined;
   private readonly circuit: AreaCircuit;
@@ -294,23 +237,14 @@ class UpstreamCalls {
   constructor(service: UpstreamService, options: UpstreamClientOptions) {
     this.service = service;
     this.options = options;
-    const base = new URL(options.baseUrl);
-    this.basePath = base.pathname.replace(/\/+$/, '');
-    const { totalMs, connectMs, headersMs, bodyMs } = options.timeouts;
-    this.timeouts = { totalMs, connectMs, headersMs, bodyMs };
-    this.maxResponseBytes = options.maxResponseBytes;
-    this.retries = options.retries;
-    this.retryBackoffMs = options.retryBackoffMs;
-    this.retryBackoffMaxMs = options.retryBackoffMaxMs;
-    // Every call goes to this one origin: the pool cannot send a request (or a credential) anywhere else.
-    this.pool = new Pool(base.origin, {
-      connections: options.connections,
-      connect: { timeout: connectMs },
-      headersTimeout: headersMs,
-      // undici's own body timeout is the longest pause between two chunks; attempt() keeps the whole-body limit.
-      bodyTimeout: bodyMs,
-      keepAliveTimeout: 30_000,
+    this.deadlineMs = options.timeouts.totalMs;
+    this.transport = new Transport(service, {
+      ...options,
+      keepRaw: options.cache !== undefined,
+      onRateLimited: (call, ms) => this.hold(callerOf(call), ms),
     });
+    const { retries, retryBackoffMs: backoffMs, retryBackoffMaxMs: backoffMaxMs, onRetry } = options;
+    this.retry = { service, retries, backoffMs, backoffMaxMs, onRetry };
     this.inFlight = options.dedupe
       ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
       : undefined;
@@ -435,7 +369,7 @@ class UpstreamCalls {
   /** Each caller of a shared call waits until its own deadline, and then fails as it would have alone. */
   private waiterFor(call: UpstreamRequest): Waiter<Progress> {
     return {
-      timeoutMs: this.timeouts.totalMs,
+      timeoutMs: this.deadlineMs,
       // Alone, it would not have waited for a retry that starts after its deadline: it would have got the failure.
       timedOut: (progress) =>
         progress.retrying ??
@@ -444,7 +378,7 @@ class UpstreamCalls {
             service: this.service,
             operation: call.operation,
             failure: 'timeout',
-            message: this.deadlineMessage(call.operation, progress.answering),
+            message: this.transport.deadlineMessage(call.operation, progress.answering),
           }),
           progress.retries,
         ),
@@ -462,7 +396,7 @@ class UpstreamCalls {
 
   /** A call nobody else joins, with a deadline of its own. */
   private async sendAlone(call: UpstreamRequest): Promise<Sent> {
-    const timeoutMs = this.timeouts.totalMs;
+    const timeoutMs = this.deadlineMs;
     // The deadline's timer is cleared as soon as the call ends. (AbortSignal.timeout would keep
     // each signal, and what undici hangs on it, alive for the whole timeout: under load that
     // is seconds of calls promoted to the old heap, and a resident set far above the live data.)
@@ -494,7 +428,12 @@ class UpstreamCalls {
     return this.circuit.run(
       call.operation,
       () => callerOf(call),
-      () => this.retried(call, limits),
+      () =>
+        withRetries(call, limits, this.retry, {
+          attempt: (each, eachLimits) => this.transport.attempt(each, eachLimits),
+          heldBack: (each) => this.heldBack(each),
+          admits: () => this.circuit.admits(),
+        }),
     );
   }
 
@@ -503,234 +442,11 @@ class UpstreamCalls {
     return this.holds.empty ? undefined : this.holds.refusal(callerOf(call), call.operation);
   }
 
-  /** One call, retried as its method and failure allow, within `limits`. */
-  private async retried(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
-    const { retries, retryBackoffMs, retryBackoffMaxMs } = this;
-    // Only a read can be sent twice without risk: a POST or PUT may have been carried out
-    // although its answer was lost, and a second one would act twice.
-    const idempotent = call.method === 'GET';
-
-    for (let retry = 0; ; retry += 1) {
-      // Another replica may have been told 429 for this caller while this call waited to retry.
-      const held = retry > 0 ? this.heldBack(call) : undefined;
-      if (held !== undefined) throw afterRetries(held, retry);
-      const outcome = await this.attempt(call, limits);
-      if (outcome.ok) return { response: outcome.response, retries: retry };
-      // Nor is a retry made once the area's circuit has opened (other calls failed meanwhile).
-      if (!idempotent || !outcome.transient || retry >= retries || !this.circuit.admits())
-        throw afterRetries(outcome.error, retry);
-      // Never before the time the answer's Retry-After (a 503's) asked for.
-      const delayMs = Math.max(
-        retryDelay(retry + 1, retryBackoffMs, retryBackoffMaxMs),
-        outcome.error.retryAfterMs ?? 0,
-      );
-      // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
-      if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
-      this.options.onRetry?.({
-        service: this.service,
-        operation: call.operation,
-        retry: retry + 1,
-        delayMs,
-        reason: outcome.reason,
-        ...(call.scope ? { scope: call.scope } : {}),
-      });
-      limits.progress.retries = retry + 1;
-      limits.progress.retrying = afterRetries(outcome.error, retry);
-      await sleep(delayMs);
-      limits.progress.retrying = undefined;
-    }
-  }
-
-  /** One try of a call, within the call's limits: sent, its body read, its answer judged. */
-  private async attempt(call: UpstreamRequest, limits: CallLimits): Promise<Attempt> {
-    // A streamed body can fail on its own (the client went away, an upload limit was hit);
-    // that error, not undici's consequence of it, is what the caller must see.
-    const source: { error?: Error } = {};
-    const data = call.body?.data;
-    if (data !== undefined && typeof data !== 'string') data.once('error', (error) => (source.error = error));
-
-    const headers: Record<string, string> = { ...call.headers };
-    if (call.body) headers['content-type'] = call.body.contentType;
-
-    let response: PoolAnswer;
-    limits.progress.answering = false;
-    try {
-      response = await this.pool.request({
-        method: call.method,
-        path: this.basePath + call.path + queryString(call.query),
-        headers,
-        body: data,
-        signal: limits.signal,
-      });
-    } catch (error) {
-      // undici destroys the body with its own error when the call fails; only a failure that
-      // came from the body's source (an upload limit, a client gone) is passed on as it is.
-      if (source.error !== undefined && !isTransportError(source.error)) throw source.error;
-      return this.cut(call, error, false);
-    }
-
-    limits.progress.answering = true;
-    const status = response.statusCode;
-    let text: string;
-    try {
-      text = await readBoundedBody(response.body, this.bodyLimits(response.headers, limits));
-    } catch (error) {
-      return this.unread(call, error, status);
-    }
-    return this.judge(call, status, response.headers, text);
-  }
-
-  /** How much of an answer's body is read, and for how long. */
-  private bodyLimits(headers: PoolAnswer['headers'], limits: CallLimits): BodyLimits {
-    const { bodyMs } = this.timeouts;
-    return {
-      maxBytes: this.maxResponseBytes,
-      declaredLength: Number(headerValue(headers['content-length']) ?? 0),
-      // The whole body must arrive within `bodyMs` of the headers. When the call's deadline
-      // comes first (as with the defaults, where both are the same), that deadline already ends
-      // the read: no second timer per call.
-      timeoutMs: performance.now() + bodyMs < limits.deadline() ? bodyMs : undefined,
-    };
-  }
-
-  /** A try whose answer's body could not be read: too large, or cut off. */
-  private unread(call: UpstreamRequest, error: unknown, status: number): Attempt {
-    if (!(error instanceof ResponseTooLarge)) return this.cut(call, error, true);
-    const message = `${this.service} answered ${call.operation} with more than ${this.maxResponseBytes} bytes`;
-    return failed(this.fail(call, 'invalid-response', message, { status }), 'too large');
-  }
-
-  /** A complete answer, as its caller is told: a redirect, an error status, or a 2xx body decoded. */
-  private judge(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
-    const { service } = this;
-    const contentType = headerValue(headers['content-type']);
-    // What the upstream cache reads of a GET's answer: its headers and its text, as received.
-    const raw = this.options.cache !== undefined && call.method === 'GET' ? { raw: { headers, text } } : {};
-    // A 304 answers the cache's conditional GET: the answer it keeps is still good.
-    if (status === 304 && isConditional(call)) return { ok: true, response: { status, body: undefined, ...raw } };
-    if (status >= 300 && status <= 399) {
-      // Redirects are not followed: the location may be another origin, which must not receive credentials.
-      const message = `${service} answered ${call.operation} with a redirect (status ${status}), which the gateway does not follow`;
-      return failed(this.fail(call, 'status', message, { status }), `status ${status}`);
-    }
-    if (status < 200 || status > 299) return this.errorAnswer(call, status, headers, text);
-    if (call.ignoreBody) return { ok: true, response: { status, body: undefined } };
-    try {
-      return { ok: true, response: { status, body: decodeByContentType(text, contentType), ...raw } };
-    } catch {
-      // What the body held is the upstream's: the log gets an excerpt, the caller the gateway's words.
-      const message = `${service} answered ${call.operation} with a body that is not valid ${contentType ?? 'content'}`;
-      return failed(
-        this.fail(call, 'invalid-response', message, { status, upstreamSaid: excerpt(text) }),
-        'invalid body',
-      );
-    }
-  }
-
-  /**
-   * An answer with an error status, as its caller is told: a 4xx with the upstream's own message
-   * (it is about the caller's request), a 5xx in the gateway's words (what the upstream says of
-   * itself, paths or stack lines, goes to the log only). A 429 with Retry-After also holds the
-   * caller back, and a 503's bounds its retry, for the time it asks (at most UPSTREAM_RETRY_AFTER_MAX_MS).
-   */
-  private errorAnswer(call: UpstreamRequest, status: number, headers: PoolAnswer['headers'], text: string): Attempt {
-    const { message, code } = errorMessage(text, headerValue(headers['content-type']));
-    const asked =
-      status === 429 || status === 503
-        ? retryAfterMs(headerValue(headers['retry-after']), Date.now(), this.options.retryAfterMaxMs)
-        : undefined;
-    if (asked !== undefined && status === 429) this.hold(callerOf(call), asked);
-    const own = `${this.service} answered ${call.operation} with status ${status}`;
-    const error =
-      status >= 500
-        ? this.fail(call, 'status', own, { status, code, retryAfterMs: asked, upstreamSaid: message || undefined })
-        : this.fail(call, 'status', message || own, { status, code, retryAfterMs: asked });
-    return failed(error, `status ${status}`, UNAVAILABLE_STATUSES.has(status));
-  }
-
-  /** A try that ended before its answer was complete, as its caller is told. */
-  private cut(call: UpstreamRequest, error: unknown, answering: boolean): Attempt {
-    const { service } = this;
-    const { kind, reason, transient } = transportFailure(error);
-    const { operation } = call;
-    const lost = answering
-      ? `${service} broke the connection while answering ${operation}`
-      : `${service} is unavailable for ${operation}`;
-    const messages = {
-      'connect-timeout': `${service} did not accept a connection for ${operation} within ${this.timeouts.connectMs} ms`,
-      'headers-timeout': `${service} did not answer ${operation} within ${this.timeouts.headersMs} ms`,
-      'body-timeout': `${service} did not finish answering ${operation} within ${this.timeouts.bodyMs} ms`,
-      deadline: this.deadlineMessage(operation, answering),
-    } as const;
-    return kind === 'connection'
-      ? failed(this.fail(call, 'unavailable', lost), reason, transient)
-      : failed(this.fail(call, 'timeout', messages[kind]), reason);
-  }
-
-  /** The error of a failed call, its credentials taken out of the message and of what the upstream said. */
-  private fail(
-    call: UpstreamRequest,
-    failure: UpstreamFailure,
-    message: string,
-    answer: {
-      status?: number;
-      code?: number | undefined;
-      retryAfterMs?: number | undefined;
-      upstreamSaid?: string | undefined;
-    } = {},
-  ): UpstreamError {
-    // The secrets are only gathered when a message has to be cleared of them. An upstream that
-    // echoes a credential or a password must not get it into a response or a log.
-    const secrets = [...credentialSecretsOf(call.headers), ...(call.secrets ?? [])];
-    const { status, code, retryAfterMs, upstreamSaid } = answer;
-    return new UpstreamError({
-      service: this.service,
-      operation: call.operation,
-      failure,
-      message: redact(message, secrets),
-      status,
-      upstreamCode: code,
-      retryAfterMs,
-      upstreamSaid: upstreamSaid === undefined ? undefined : redact(upstreamSaid, secrets),
-    });
-  }
-
-  /** What a call that ran out of its deadline says, by whether its answer had begun to arrive. */
-  private deadlineMessage(operation: string, answering: boolean): string {
-    const { service } = this;
-    const { totalMs: timeoutMs } = this.timeouts;
-    return answering
-      ? `${service} did not finish answering ${operation} within ${timeoutMs} ms`
-      : `${service} did not answer ${operation} within ${timeoutMs} ms`;
-  }
-
-  async ping(pingTimeoutMs: number): Promise<number> {
-    // As a call's deadline: a timer cleared when the answer is in, not AbortSignal.timeout.
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(new DOMException(`deadline of ${pingTimeoutMs} ms`, 'TimeoutError')),
-      pingTimeoutMs,
-    );
-    try {
-      const answer = await this.pool.request({ method: 'GET', path: this.basePath || '/', signal: controller.signal });
-      // Only the status counts; the body is dropped, and with it the connection is freed.
-      await answer.body.dump();
-      return answer.statusCode;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   close(): Promise<void> {
     this.stopHearing();
     this.circuit.close();
-    return this.pool.close();
+    return this.transport.close();
   }
-}
-
-/** A failed try: its error, why it failed (for the retry event), and whether trying again may help. */
-function failed(error: UpstreamError, reason: string, transient = false): Attempt {
-  return { ok: false, error, transient, reason };
 }
 
 /** Tells a watch its call has ended, with the time the call took. */
@@ -759,55 +475,4 @@ function sharingKey(call: UpstreamRequest): string | undefined {
   const headers = call.headers ?? {};
   for (const name of Object.keys(headers).sort()) key += `\n${name.toLowerCase()}:${headers[name]}`;
   return key;
-}
-
-/** Whether a call is a conditional GET (the upstream cache's revalidation), to which a 304 is an answer. */
-function isConditional(call: UpstreamRequest): boolean {
-  const headers = call.headers ?? {};
-  return headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined;
-}
-
-/** The first value of a response header. */
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function queryString(query: UpstreamRequest['query']): string {
-  if (!query) return '';
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    for (const item of typeof value === 'string' ? [value] : value) params.append(name, item);
-  }
-  const text = params.toString();
-  return text ? `?${text}` : '';
-}
-
-/**
- * Reads a successful answer's body as the payload `shape` describes; a body that does not fit
- * becomes an `invalid-response` error naming the offending field (never a crash).
- */
-export function decodePayload<S extends Shape>(
-  client: UpstreamClient,
-  operation: string,
-  shape: S,
-  response: UpstreamResponse,
-): Payload<S> {
-  try {
-    return normalize(shape, response.body);
-  } catch (error) {
-    const reason = error instanceof DecodeError ? error.message : 'unreadable body';
-    const message = `${client.service} answered ${operation} with an unexpected body (${reason})`;
-    throw new UpstreamError({
-      service: client.service,
-      operation,
-      failure: 'invalid-response',
-      message,
-      status: response.status,
-    });
-  }
 }

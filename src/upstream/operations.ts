@@ -23,10 +23,10 @@ import type { UpstreamChange } from './changes.js';
 import type { UpstreamService } from './failure.js';
 
 /** The kinds of REST resources the pet store's operations read and change. */
-export type ResourceKind = 'pet' | 'order' | 'inventory' | 'user';
+type ResourceKind = 'pet' | 'order' | 'inventory' | 'user';
 
 /** What a read reads: one item (by a path parameter), a list of items, or a resource without parts. */
-export type ReadOf = { kind: ResourceKind; key?: string; list?: true };
+type ReadOf = { kind: ResourceKind; key?: string; list?: true };
 
 /** A resource as one call reads or changes it: with its key when it is one item, `list` for a list. */
 export type Resource = { kind: ResourceKind; key?: string; list?: true };
@@ -271,7 +271,7 @@ export const PLANTS_OPERATIONS = {
 /** An operationId of the pet store. */
 export type PetstoreOperationId = keyof typeof PETSTORE_OPERATIONS;
 /** An operationId of the plant area. */
-export type PlantsOperationId = keyof typeof PLANTS_OPERATIONS;
+type PlantsOperationId = keyof typeof PLANTS_OPERATIONS;
 /** An operationId of either area. */
 export type OperationId = PetstoreOperationId | PlantsOperationId;
 
@@ -347,7 +347,7 @@ const TEMPLATE_PARTS = new Map<string, readonly string[]>();
  * The upstream cache's tag of a resource: `pet:1` for one item, `pet-lists` for every list of
  * pets (any pet change may move a pet in or out of one), `inventory` for a whole resource.
  */
-export function resourceTag(resource: Resource): string {
+function resourceTag(resource: Resource): string {
   if (resource.key !== undefined) return `${resource.kind}:${resource.key}`;
   return resource.list ? `${resource.kind}-lists` : resource.kind;
 }

@@ -8,7 +8,8 @@
 import type { Readable } from 'node:stream';
 import { credentialHeaders, type Credentials } from '../credentials.js';
 import { encodeBody, encodeJson, type BodyFormat, type Payload, type Shape } from './codec.js';
-import { decodePayload, type UpstreamClient, type UpstreamRequest } from './http.js';
+import { decodePayload } from './call.js';
+import type { UpstreamClient, UpstreamRequest } from './http.js';
 import { callOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from './operations.js';
 import { orderChanged, petChanged, usersChanged, type ChangeFeed, type UpstreamChange } from './changes.js';
 import { UpstreamError } from './failure.js';

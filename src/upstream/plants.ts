@@ -3,7 +3,8 @@
  */
 import { credentialHeaders, type Credentials } from '../credentials.js';
 import { encodeJson } from './codec.js';
-import { decodePayload, type UpstreamClient } from './http.js';
+import { decodePayload } from './call.js';
+import type { UpstreamClient } from './http.js';
 import { callOf, PLANTS_OPERATIONS } from './operations.js';
 import { NewPlantShape, PlantShape, type NewPlantPayload, type PlantPayload } from './payloads.js';
 

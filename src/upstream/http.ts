@@ -7,21 +7,8 @@
  * was is `failure.ts`'s to say. Area modules (`petstore.ts`, `plants.ts`) sit on top; resolvers
  * never see HTTP.
  *
- * Why not undici's interceptors (undici 7 has retry, deduplicate and cache), measured against
- * what this code must do:
- * - retry (`RetryHandler`): it has no deadline over the whole call, so retries and the waits
- *   between them could outlive UPSTREAM_TIMEOUT_MS; it retries 429 and 500 by default and resumes
- *   a cut body with a Range request, neither of which a JSON API wants; and it has no hook per
- *   attempt, where each retry is logged for its request and counted.
- * - deduplicate: it shares a call among identical requests, but a caller cannot leave at its own
- *   deadline while the others go on waiting (nor the call be aborted only once every caller has
- *   left), and a caller that joins is not observed (the `shared` mark of the request log and
- *   metrics); `in-flight.ts` does those.
- * - cache: the upstream cache (`cache.ts`, UPSTREAM_CACHE) keys its answers per credential
- *   fingerprint and per REST resource, so that writes through the gateway invalidate them, and
- *   serves stale answers the observed way (a call record, `extensions.upstreamCache`);
- *   `http-cache-semantics` does the RFC 9111 parts. GETs go through it first, and only what it
- *   does not answer is sent.
+ * Why not undici's interceptors (retry, deduplicate, cache) for these links:
+ * docs/decisions/0009-upstream-call-chain.md.
  */
 import type { RequestScope } from './request-scope.js';
 import { credentialFingerprintOf } from '../secrets.js';

@@ -5,18 +5,35 @@
  * read from package.json); the helpers (emulator, ceiling, direct client) run from source under
  * tsx.
  *
+ * Every child runs on one runtime, {@link runtime} (`npm run bench` sets it to the Node.js line
+ * the image ships, `--node=<path>` to another), unless a gateway is started with a `node` of its
+ * own (the bench's comparison with an older line). The bench's own process (the load generator)
+ * runs on whatever node ran `npm run bench`.
+ *
  * A gateway may be a process tree (WORKERS > 1: a cluster primary and its workers), so what is
  * measured of it (CPU time, resident memory) is read from Linux `/proc` for every process of
  * the tree.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
 const ROOT = new URL('../', import.meta.url);
 /** Where the children's output goes (their logs are kept for a look after a run, never read during one). */
 export const OUTPUT_DIR = new URL('bench/.out/', ROOT);
+
+let runtimeNode = process.execPath;
+
+/** The node binary the children run on. */
+export function runtime(): string {
+  return runtimeNode;
+}
+
+/** Sets the node binary the children run on (before any is started). */
+export function useRuntime(node: string): void {
+  runtimeNode = node;
+}
 
 /** A running child process. */
 export type Child = {
@@ -88,7 +105,7 @@ export async function startReportingChild<T>(
   args: readonly string[] = [],
   env: Record<string, string> = {},
 ): Promise<Child & { info: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(runtimeNode, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -148,13 +165,32 @@ export function buildGateway(options: { modules?: boolean } = {}): void {
   console.log(`built dist/ in ${Math.round(performance.now() - started)} ms`);
 }
 
+/**
+ * Another commit's gateway, built apart for a comparison: its tree (`git archive`) in
+ * `bench/.out/baseline-<commit>/` with this checkout's `node_modules`, built there by its own
+ * `npm run build`. Returns the directory, to start it from (`startGateway`'s `root`).
+ */
+export function buildBaseline(ref: string): { root: string; commit: string } {
+  const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
+  const root = new URL(`baseline-${commit}/`, OUTPUT_DIR).pathname;
+  if (!existsSync(new URL('dist/main.js', `file://${root}`))) {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    execFileSync('bash', ['-c', `git archive ${commit} | tar -x -C "${root}"`], { stdio: 'inherit' });
+    symlinkSync(new URL('node_modules', ROOT).pathname, `${root}/node_modules`);
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  }
+  return { root, commit };
+}
+
 /** The request a gateway must answer to count as started, and how its answer is checked. */
 export type Probe = { body: string; headers?: Record<string, string> };
 const TYPENAME_PROBE: Probe = { body: '{"query":"{ __typename }"}' };
 
 /**
- * Starts the compiled gateway as `npm start` does (the node arguments of the start script),
- * with its own environment, and waits until its GraphQL endpoint answers `probe` with a 2xx
+ * Starts the compiled gateway as `npm start` does (the node arguments of the start script), on
+ * {@link runtime} or on `options.node`, from this checkout or from another's `options.root` (a
+ * baseline build), with its own environment, and waits until its GraphQL endpoint answers `probe` with a 2xx
  * and no `errors`. `startupMs` is the time from the spawn to that answer (polled every 10 ms).
  * Its log goes to a file in `bench/.out/`: the gateway pays for writing it, as it would in
  * production.
@@ -162,7 +198,7 @@ const TYPENAME_PROBE: Probe = { body: '{"query":"{ __typename }"}' };
 export async function startGateway(
   name: string,
   env: Record<string, string>,
-  options: { nodeFlags?: readonly string[]; probe?: Probe } = {},
+  options: { nodeFlags?: readonly string[]; probe?: Probe; node?: string; root?: string } = {},
 ): Promise<Child & { url: string; logFile: string; startupMs: number }> {
   mkdirSync(OUTPUT_DIR, { recursive: true });
   const port = await freePort();
@@ -171,8 +207,8 @@ export async function startGateway(
   const probe = options.probe ?? TYPENAME_PROBE;
   const url = `http://127.0.0.1:${port}/graphql`;
   const spawned = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...startArguments()], {
-    cwd: ROOT,
+  const child = spawn(options.node ?? runtimeNode, [...(options.nodeFlags ?? []), ...startArguments()], {
+    cwd: options.root ?? ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', log, log],
   });

@@ -108,7 +108,12 @@ export type ResultsInput = {
   date: string;
   cores: number;
   cpu: string;
+  /** the runtime of the gateways and helper processes */
   node: string;
+  /** the runtime of the bench's own process: the load generator and the in-process recording emulators */
+  loadGenerator: string;
+  /** the older line run beside it for the key rows, and the label of its contender */
+  baseline?: { version: string; label: string; build?: { commit: string; label: string } };
   commit: string;
   /** how the gateway contenders were started (the `npm start` command) */
   startCommand: string;
@@ -347,6 +352,94 @@ function renderHardened(input: ResultsInput, find: Find, push: (...lines: string
   if (input.quick) push('A quick run: a single round of 1 s, so CPU figures are indicative only.', '');
 }
 
+/**
+ * The targets of the move to the shipped line: one process, sharing off, 10 connections; at 5 ms
+ * upstream against direct REST, at 0 ms CPU per request against the older line (an earlier
+ * build on it, when the run has one, else this build) in the same rounds; memory of one process.
+ */
+function renderRuntimeTargets(input: ResultsInput, find: Find, push: (...lines: string[]) => number): void {
+  const main = CONTENDER.noDedupe;
+  const majorOf = (version: string) => version.replace(/^v(\d+).*/, '$1');
+  const others = [input.baseline?.label, input.baseline?.build?.label].filter(
+    (label): label is string => label !== undefined,
+  );
+  // The CPU targets are set against the earlier build on the older line when there is one.
+  const against = input.baseline?.build?.label ?? input.baseline?.label;
+  const lines: string[] = [];
+  const rest = (text: (label: string) => string) => others.map((label) => ` ${text(label)} |`).join('');
+  for (const scenario of [1, 2]) {
+    const direct = find(scenario, 5, 10, 'direct');
+    const m = find(scenario, 5, 10, main);
+    if (!m || !direct) continue;
+    const share = (x: Measurement | undefined) =>
+      x ? `${pct(x.rps / direct.rps)} (${x.rps.toFixed(0)} vs ${direct.rps.toFixed(0)} req/s)` : '—';
+    const added = (x: Measurement | undefined) =>
+      x ? `${x.p50 >= direct.p50 ? '+' : ''}${ms(x.p50 - direct.p50)} ms (${ms(x.p50)} vs ${ms(direct.p50)})` : '—';
+    lines.push(
+      `| ${SCENARIO_NAMES[scenario]}, 5 ms upstream: throughput ≥ 90% of direct REST | ${share(m)} ${verdict(m.rps / direct.rps >= 0.9)} |${rest((label) => share(find(scenario, 5, 10, label)))}`,
+      `| ${SCENARIO_NAMES[scenario]}, 5 ms upstream: p50 added ≤ 1 ms | ${added(m)} ${verdict(m.p50 - direct.p50 <= 1)} |${rest((label) => added(find(scenario, 5, 10, label)))}`,
+    );
+  }
+  for (const scenario of [1, 2]) {
+    const m = find(scenario, 0, 10, main);
+    if (m?.cpuMsPerRequest === undefined) continue;
+    const base = against === undefined ? undefined : find(scenario, 0, 10, against)?.cpuMsPerRequest;
+    const ratio = base === undefined ? undefined : m.cpuMsPerRequest / base;
+    lines.push(
+      `| ${SCENARIO_NAMES[scenario]}, 0 ms upstream: CPU per request ≤ 0.7× ${input.baseline?.build ? `the build of ${input.baseline.build.commit}` : 'this build'} on the older line | ${cpu(m.cpuMsPerRequest)} ms${ratio === undefined ? '' : `: ${ratio.toFixed(2)}× ${verdict(ratio <= 0.7)}`} |${rest(
+        (label) => {
+          const value = find(scenario, 0, 10, label)?.cpuMsPerRequest;
+          return value === undefined ? '—' : `${cpu(value)} ms`;
+        },
+      )}`,
+    );
+  }
+  const idleCell = (label: string) => {
+    const run = input.startup.find((s) => s.contender === label);
+    return run && run.idleRss.length > 0 ? `${run.idleRss.map(mb).join(', ')} MB` : '—';
+  };
+  const idle = input.startup.find((s) => s.contender === CONTENDER.workers1);
+  if (idle && idle.idleRss.length > 0)
+    lines.push(
+      `| idle resident memory of one process (2 s after start and one request), each start: ≤ 110 MB | ${idleCell(CONTENDER.workers1)} ${verdict(Math.max(...idle.idleRss) <= 110 * MB)} |${rest(
+        (label) =>
+          label === input.baseline?.label && input.baseline
+            ? idleCell(`${CONTENDER.workers1}, Node ${majorOf(input.baseline.version)}`)
+            : '—',
+      )}`,
+    );
+  const peakOf = (...labels: string[]) => {
+    const values = input.peakRss
+      .filter((p) => labels.includes(p.contender))
+      .flatMap((p) => p.processes.map((each) => each.bytes));
+    return values.length === 0 ? undefined : Math.max(...values);
+  };
+  const peak = peakOf(CONTENDER.workers1, main);
+  if (peak !== undefined)
+    lines.push(
+      `| peak resident memory (VmHWM) of one process over every scenario (${CONTENDER.workers1}, and with sharing off): ≤ 160 MB | ${mb(peak)} MB ${verdict(peak <= 160 * MB)} |${rest(
+        (label) => {
+          const value = peakOf(label);
+          return value === undefined ? '—' : `${mb(value)} MB (scenarios 1 and 2)`;
+        },
+      )}`,
+    );
+  if (lines.length === 0) return;
+  push(
+    `## Targets: Node.js ${majorOf(input.node)}, one process, sharing off`,
+    '',
+    `\`${main}\` (one upstream call per request), 10 connections, on Node ${input.node}.`,
+    input.baseline
+      ? `Beside it, in the same rounds: the same build on Node ${input.baseline.version}${input.baseline.build ? `, and the build of ${input.baseline.build.commit} (before the work on this line's targets) on Node ${input.baseline.version}, which the CPU targets are set against` : ', which the CPU targets are set against'}.`
+      : 'No older line ran beside it in this run (`--baseline-node=<path>`).',
+    '',
+    `| Target | Node ${input.node} |${others.map((label) => ` ${label.replace(`${main}, `, '')} |`).join('')}`,
+    `|---|---|${others.map(() => '---|').join('')}`,
+    ...lines,
+    '',
+  );
+}
+
 /** The mixed workload's table: answers per second and upstream calls, the upstream cache off and on. */
 function renderMixed(input: ResultsInput, push: (...lines: string[]) => number): void {
   if (input.mixed.length === 0) return;
@@ -442,7 +535,8 @@ export function renderResults(input: ResultsInput): string {
     `# Benchmark results${input.quick ? ' (quick run: indicative only)' : ''}`,
     '',
     `Written by \`npm run bench${input.quick ? ' -- --quick' : ''}\` on ${input.date.slice(0, 10)} (${input.date}).`,
-    `Machine: **${input.cores} cores** (${input.cpu}), Node ${input.node}. Code: ${input.commit}. The run took ${Math.round(input.durationSeconds / 60)} min.`,
+    `Machine: **${input.cores} cores** (${input.cpu}). Code: ${input.commit}. The run took ${Math.round(input.durationSeconds / 60)} min.`,
+    `Runtime: every gateway and helper process (emulator, ceiling, direct client) on **Node ${input.node}**${input.baseline ? `, except the rows labelled \`Node ${input.baseline.version.replace(/^v(\d+).*/, '$1')}\`, which run the same build on **Node ${input.baseline.version}** in the same rounds` : ''}; the load generator (autocannon) and the recording emulators of the side measures in the bench's own process, on Node ${input.loadGenerator}.`,
     `Each configuration: a ${input.plan.warmupSeconds} s warm-up per contender, then ${input.plan.rounds} round(s) of ${input.plan.seconds} s per contender, contenders alternating run by run (each round starts with the next one); figures merge the rounds.`,
     '',
     'Contenders, each its own process (or tree of processes): **direct** is autocannon calling the emulator itself (scenarios 1, 2)',
@@ -452,8 +546,8 @@ export function renderResults(input: ResultsInput): string {
     '`PETSTORE_URL`/`PLANTS_URL` set to the bench emulator and every other setting at its default (rate limits off, shared',
     `in-flight upstream GETs on), with **WORKERS=1** (one process) and **WORKERS=auto** (the production default: a cluster primary`,
     `and one worker per usable core; ${autoProcesses} process(es) in this run${autoProcesses <= 1 ? ', so no workers: WORKERS was not in effect in this build' : ''}). Beside them: the same with`,
-    '**UPSTREAM_DEDUPE=false** (one upstream call per request even when requests ask the same thing; 0 ms, 10 connections,',
-    'scenarios 1–3), and with the response cache (`RESPONSE_CACHE_TTL_MS=60000`; scenario 1, 10 connections, full run only).',
+    '**UPSTREAM_DEDUPE=false** (one upstream call per request even when requests ask the same thing; 10 connections,',
+    'scenarios 1–3 and 5 at 0 ms, 1 and 2 at 5 ms), and with the response cache (`RESPONSE_CACHE_TTL_MS=60000`; scenario 1, 10 connections, full run only).',
     '**ceiling** is the same gateway code, from source under tsx, in one process with the same settings, its upstream answers',
     "served from memory after the first call (`bench/ceiling.ts`): GraphQL and the gateway's own code with no upstream path.",
     'The upstream is the emulator with a fixed added latency per request.',
@@ -541,6 +635,8 @@ export function renderResults(input: ResultsInput): string {
     "connections, scenario 1 asks the same pet on every connection, so with sharing on some requests wait on another's call).",
     '',
   );
+
+  renderRuntimeTargets(input, find, push);
 
   // Redis (issue 13): the cache shared through Redis against the uncached gateway and the in-process cache.
   {

@@ -5,19 +5,32 @@
  * measures (start to first answer, idle memory, shared in-flight calls, the mixed workload with the
  * upstream cache off and on). Writes `bench/RESULTS.md`.
  *
- *   npm run bench                  full run (about 14 minutes)
+ *   npm run bench                  full run (about 20 minutes)
  *   npm run bench -- --quick       about 2 minutes, for development (written to bench/.out/RESULTS.quick.md):
  *                                  one round of 1 s, 10 connections only, 2 starts, no response-cache variant,
  *                                  no one-client runs, a 3 s steady run
- *   npm run bench -- --profile     CPU profiles of the compiled gateway per scenario (bench/.out/profiles/)
+ *   npm run bench -- --profile     CPU profiles of the compiled gateway per scenario (bench/.out/profiles/),
+ *                                  one process, sharing off; --latency=5 for a 5 ms upstream
  *   npm run bench -- --faults      the faults under load only (bench/.out/RESULTS.faults.md; with --quick, 5 s each)
  *   npm run bench -- --scenario=5  one scenario's rows only, none of the other measures (bench/.out/RESULTS.scenario-5.md);
  *                                  with --profile, that scenario's profile only
  *
+ * Runtime. Every child process (the gateways, the emulator, the ceiling, the direct client) runs on
+ * the Node.js line the image ships: the binary `scripts/fetch-node.sh` pins, fetches once and
+ * caches (`--node=<path>` for another). The bench's own process (autocannon, and the recording
+ * emulators of the side measures) runs on whatever node runs `npm run bench`. When that node is
+ * another major (the build machines' Node.js 20), the same build runs on it too, as
+ * `gateway WORKERS=1, UPSTREAM_DEDUPE=false, Node 20`, in the same rounds as the others, for the
+ * key rows (scenarios 1 and 2, 10 connections, 0 and 5 ms) and the starts: the older line's
+ * column while it is supported (`--baseline-node=<path>` to name it, `=none` for none).
+ * `--baseline-ref=<git ref>` adds that commit's build on the older line beside it (built apart in
+ * bench/.out/baseline-<commit>/): the earlier figures the CPU targets are set against, measured
+ * in the same run. RESULTS.md's head says which runtime each figure came from.
+ *
  * Processes: the load generator (this one, autocannon), the upstream (the emulator, with a
  * fixed added latency), the gateway (compiled by `npm run build` at the start, then run as
- * `npm start` runs it: `node --max-semi-space-size=8 --heap-growing-percent=30 --no-concurrent-recompilation dist/main.js`,
- * with NODE_ENV=production; with WORKERS=auto it is a cluster primary and its workers), the framework ceiling
+ * `npm start` runs it: the node arguments of package.json's start script, with
+ * NODE_ENV=production; with WORKERS=auto it is a cluster primary and its workers), the framework ceiling
  * (`bench/ceiling.ts`, under tsx) and the direct fan-out client (`bench/direct-client.ts`), each
  * in its own process.
  */
@@ -29,7 +42,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { startEmulator } from '../src/emulator/server.js';
 import { startRedisServer, type RedisServer } from '../test/helpers/redis-server.js';
 import {
+  buildBaseline,
   buildGateway,
+  useRuntime,
   CLOCK_TICKS,
   cpuMsBetween,
   cpuTicksOf,
@@ -72,10 +87,56 @@ import {
 } from './scenarios.js';
 
 const argv = process.argv.slice(2);
+/** The value of `--name=value`, if given. */
+const option = (name: string) => argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
+
+/** A node binary's version (`v26.12.1`). */
+function versionOf(node: string): string {
+  return execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+}
+const major = (version: string) => version.replace(/^v/, '').split('.')[0] ?? '';
+
+/**
+ * The runtime every child runs on (gateways, emulator, ceiling, direct client): `--node=<path>`, or
+ * by default the line the image ships, from `scripts/fetch-node.sh` (downloaded once, then cached).
+ */
+const RUNTIME = (() => {
+  const given = option('node');
+  const node =
+    given ??
+    `${execFileSync('bash', [fileURLToPath(new URL('../scripts/fetch-node.sh', import.meta.url))], { encoding: 'utf8' }).trim()}/node`;
+  return { node, version: versionOf(node) };
+})();
+useRuntime(RUNTIME.node);
+
+/**
+ * `--baseline-ref=<git ref>`: that commit's gateway too (built apart, `buildBaseline`), on the
+ * baseline runtime, beside the others for the same key rows: the figures of an earlier build on
+ * the older line, which the CPU targets are set against. None by default.
+ */
+const BASELINE_REF = option('baseline-ref');
+
+/**
+ * An older line run beside it for the key rows (scenarios 1 and 2, one process, sharing off, 10
+ * connections, at 0 and 5 ms, and the starts): `--baseline-node=<path>`, or by default the node
+ * that runs the bench when it is another major than {@link RUNTIME} (on the build machines, their
+ * Node.js 20); `--baseline-node=none` for none.
+ */
+const BASELINE = (() => {
+  const given = option('baseline-node');
+  if (given === 'none') return undefined;
+  const node = given ?? process.execPath;
+  const version = versionOf(node);
+  if (given === undefined && major(version) === major(RUNTIME.version)) return undefined;
+  return { node, version, label: `${CONTENDER.noDedupe}, Node ${major(version)}` };
+})();
+
+/** The baseline build ({@link BASELINE_REF}), once built: its directory, and the label of its contender. */
+let baselineBuild: { root: string; commit: string; label: string } | undefined;
 const QUICK = argv.includes('--quick');
 const PROFILE = argv.includes('--profile');
 /** `--scenario=N`: that scenario only. */
-const ONLY = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
+const ONLY = option('scenario');
 const SELECTED = SCENARIOS.filter((each) => ONLY === undefined || String(each.id) === ONLY);
 if (SELECTED.length === 0) throw new Error(`--scenario=${ONLY}: no such scenario`);
 
@@ -159,6 +220,10 @@ type GatewayVariant = {
   /** sends each scenario's document by hash (`extensions.persistedQuery`), as a client of trusted documents does */
   trusted?: boolean;
   scenarios: readonly number[];
+  /** the scenarios at an upstream latency, where fewer than `scenarios` */
+  scenariosAt?: Partial<Record<number, readonly number[]>>;
+  /** runs on the baseline runtime ({@link BASELINE}) instead of the bench's; `build`: the baseline build too */
+  baseline?: boolean | 'build';
   /** only at these concurrencies (default: all of the plan's) */
   connections?: readonly number[];
   /** only at these upstream latencies (default: all of the plan's) */
@@ -169,14 +234,40 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
   { label: CONTENDER.auto, env: { WORKERS: 'auto' }, scenarios: [1, 2, 3, 4], quick: true },
   // One upstream call per request even when 10 connections ask the same pet: the CPU cost of a request
   // that is not shared.
+  // At 5 ms too, for scenarios 1 and 2: the latency targets of a request that shares no call.
   {
     label: CONTENDER.noDedupe,
     env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
     scenarios: [1, 2, 3, 5],
+    scenariosAt: { 5: [1, 2] },
     connections: [10],
-    latencies: [0],
     quick: true,
   },
+  // The same on the older line (BASELINE), in the same rounds: what the runtime alone changes.
+  ...(BASELINE === undefined
+    ? []
+    : [
+        {
+          label: BASELINE.label,
+          env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
+          baseline: true,
+          scenarios: [1, 2],
+          connections: [10],
+          quick: true,
+        },
+        ...(BASELINE_REF === undefined
+          ? []
+          : [
+              {
+                label: `${BASELINE.label}, build of ${BASELINE_REF}`,
+                env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false' },
+                baseline: 'build' as const,
+                scenarios: [1, 2],
+                connections: [10],
+                quick: true,
+              },
+            ]),
+      ]),
   // Issue 20: the same large answer (scenario 5) asked compressed, beside the row above, which asks it
   // uncompressed: only Accept-Encoding differs. Sharing is off in all three, so that no request rides
   // on another's upstream call: with it on, a slower (compressing) gateway would share more calls,
@@ -358,8 +449,17 @@ async function startVariants(
     const first = SCENARIOS[0];
     const probe =
       each.trusted && first ? { probe: { body: persistedBody(first.graphql), headers: CREDENTIAL_HEADERS } } : {};
-    const gateway = await startGateway(`${name} ${each.label}`, { ...env, ...each.env, ...redis }, probe);
+    const gateway = await startGateway(
+      `${name} ${each.label}`,
+      { ...env, ...each.env, ...redis },
+      {
+        ...probe,
+        ...(each.baseline && BASELINE ? { node: BASELINE.node } : {}),
+        ...(each.baseline === 'build' && baselineBuild ? { root: baselineBuild.root } : {}),
+      },
+    );
     children.push(gateway);
+    const scenarios = (latencyMs === undefined ? undefined : each.scenariosAt?.[latencyMs]) ?? each.scenarios;
     out.push({
       variant: each,
       gateway,
@@ -368,7 +468,7 @@ async function startVariants(
         'gateway',
         gateway.url,
         gateway.pid,
-        each.scenarios,
+        scenarios,
         each.connections,
         each.headers,
         each.trusted,
@@ -776,17 +876,29 @@ async function liveAtRest(): Promise<LiveAtRestRun[]> {
 async function startup(env: Record<string, string>): Promise<StartupRun[]> {
   console.log(`start to first answer, ${PLAN.starts} starts each`);
   const scenario = SCENARIOS.find((each) => each.id === 1) as Scenario;
-  const labels = [CONTENDER.workers1, CONTENDER.auto];
+  // WORKERS=1 on the baseline runtime too: where the runtime alone moves idle memory.
+  const starters: { label: string; settings: Record<string, string>; node?: string }[] = [
+    { label: CONTENDER.workers1, settings: variant(CONTENDER.workers1)?.env ?? {} },
+    { label: CONTENDER.auto, settings: variant(CONTENDER.auto)?.env ?? {} },
+    ...(BASELINE === undefined
+      ? []
+      : [
+          {
+            label: `${CONTENDER.workers1}, Node ${major(BASELINE.version)}`,
+            settings: { WORKERS: '1' },
+            node: BASELINE.node,
+          },
+        ]),
+  ];
   const runs = new Map<string, StartupRun>(
-    labels.map((label) => [label, { contender: label, startsMs: [], idleRss: [], processes: 0 }]),
+    starters.map(({ label }) => [label, { contender: label, startsMs: [], idleRss: [], processes: 0 }]),
   );
   for (let start = 0; start < PLAN.starts; start += 1) {
-    for (const label of start % 2 === 0 ? labels : [...labels].reverse()) {
-      const settings = variant(label)?.env ?? {};
+    for (const { label, settings, node } of start % 2 === 0 ? starters : [...starters].reverse()) {
       const gateway = await startGateway(
         `start ${label} ${start}`,
         { ...env, ...settings },
-        { probe: { body: scenario.graphql, headers: CREDENTIAL_HEADERS } },
+        { probe: { body: scenario.graphql, headers: CREDENTIAL_HEADERS }, ...(node ? { node } : {}) },
       );
       try {
         await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -935,7 +1047,13 @@ async function steady(label: string, gateway: Child & { url: string }): Promise<
   return run;
 }
 
-/** `--profile`: one CPU profile of the compiled gateway (WORKERS=1) per scenario, 0 ms upstream, 10 connections. */
+/** `--latency=N`: the upstream latency of `--profile` (0 ms by default). */
+const PROFILE_LATENCY_MS = Number(option('latency') ?? '0');
+
+/**
+ * `--profile`: one CPU profile of the compiled gateway (WORKERS=1, sharing off) per scenario, 0 ms
+ * upstream (`--latency=N` for another), 10 connections.
+ */
 async function profile(): Promise<void> {
   // Unbundled, so that the profile names our modules rather than the bundle's chunks.
   buildGateway({ modules: true });
@@ -944,13 +1062,15 @@ async function profile(): Promise<void> {
   const emulator = await startReportingChild<{ petstoreUrl: string; plantsUrl: string }>(
     'emulator',
     'bench/emulator.ts',
-    ['0'],
+    [String(PROFILE_LATENCY_MS)],
   );
   try {
     await seedUpstream(emulator.info.petstoreUrl);
+    // Sharing off: the bench's connections ask the same thing, and a shared call hides a request's own cost.
     const env = {
       ...PRODUCTION_ENV,
       WORKERS: '1',
+      UPSTREAM_DEDUPE: 'false',
       PETSTORE_URL: emulator.info.petstoreUrl,
       PLANTS_URL: emulator.info.plantsUrl,
     };
@@ -995,7 +1115,7 @@ async function faultsOnly(): Promise<void> {
   const runs = await faultRuns(PLAN.faultSeconds);
   const file = new URL('RESULTS.faults.md', OUTPUT_DIR);
   mkdirSync(OUTPUT_DIR, { recursive: true });
-  writeFileSync(file, [`Run of ${gitDescription()} on ${process.version}.`, '', ...renderFaults(runs)].join('\n'));
+  writeFileSync(file, [`Run of ${gitDescription()} on ${RUNTIME.version}.`, '', ...renderFaults(runs)].join('\n'));
   console.log(`written to ${file.pathname}`);
 }
 
@@ -1004,6 +1124,8 @@ async function main(): Promise<void> {
   if (argv.includes('--faults')) return faultsOnly();
   const started = Date.now();
   buildGateway();
+  if (BASELINE_REF !== undefined && BASELINE !== undefined)
+    baselineBuild = { ...buildBaseline(BASELINE_REF), label: `${BASELINE.label}, build of ${BASELINE_REF}` };
   writeTrustedManifest();
   const redis = await startRedisServer().catch((): RedisServer | undefined => undefined);
   if (redis) redisUrl = redis.url;
@@ -1014,7 +1136,17 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       cores: cpus().length,
       cpu: cpus()[0]?.model ?? 'unknown',
-      node: process.version,
+      node: RUNTIME.version,
+      loadGenerator: process.version,
+      ...(BASELINE
+        ? {
+            baseline: {
+              version: BASELINE.version,
+              label: BASELINE.label,
+              ...(baselineBuild ? { build: { commit: baselineBuild.commit, label: baselineBuild.label } } : {}),
+            },
+          }
+        : {}),
       commit: gitDescription(),
       startCommand: `node ${startArguments().join(' ')}`,
       clockTicks: CLOCK_TICKS,

@@ -24,6 +24,7 @@ import {
 } from '../contract/openapi.js';
 import { projectFile } from '../project-files.js';
 import { apiError, HttpError, mediaTypeOf } from './http.js';
+import { fromText, listItems } from './text-values.js';
 import { decodeBody, isRecord, UnreadableBody, type BodyFormat } from './wire.js';
 
 /** The REST areas the emulator serves, each described by one document. */
@@ -93,11 +94,6 @@ const FORMATS_BY_MEDIA_TYPE: Record<string, BodyFormat> = {
   'application/x-www-form-urlencoded': 'form',
 };
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
-
 function documentError(area: Area, message: string): Error {
   return new Error(`emulator: schema/${area}.openapi.yaml: ${message}`);
 }
@@ -123,43 +119,6 @@ function effective(root: unknown, schema: SchemaObject | undefined, area: Area):
     return { type: 'object', properties };
   }
   return schema;
-}
-
-/**
- * The items of a list in XML or form input: an array, an XML wrapper element
- * (`<tags><tag>…</tag></tags>`, whatever the item element is called), a form list past qs's
- * array limit (numeric keys), or a lone value meaning one item. Anything else is left as it is,
- * for the validator to reject.
- */
-function listItems(value: unknown): unknown {
-  if (Array.isArray(value)) return value;
-  if (isRecord(value)) {
-    const keys = Object.keys(value);
-    if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key)))
-      return keys.sort((a, b) => Number(a) - Number(b)).map((key) => value[key]);
-    const [only] = keys;
-    if (keys.length === 1 && only !== undefined) {
-      const items = value[only];
-      return Array.isArray(items) ? items : [items];
-    }
-    return value;
-  }
-  return [value];
-}
-
-/**
- * Text from a query, a path, XML or a form as the schema's type; text that does not convert is left
- * for the validator to reject.
- */
-function fromText(schema: SchemaObject, text: string): unknown {
-  if (schema.type === 'integer' && /^[+-]?\d+$/.test(text)) {
-    const value = BigInt(text);
-    const [min, max] = schema.format === 'int32' ? [BigInt(INT32_MIN), BigInt(INT32_MAX)] : [INT64_MIN, INT64_MAX];
-    return value >= min && value <= max ? Number(text) : text;
-  }
-  if (schema.type === 'number' && text.trim() !== '' && Number.isFinite(Number(text))) return Number(text);
-  if (schema.type === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
-  return text;
 }
 
 /**

@@ -10,27 +10,25 @@
  */
 import { percentile } from './load.js';
 import { memoryOf, startGateway } from './children.js';
-import { runFaultLoad, startFaultyUpstream, type Fault } from '../test/helpers/faulty-upstream.js';
+import {
+  runFaultLoad,
+  startFaultyUpstream,
+  type Fault,
+  type FaultLoadResult,
+} from '../test/helpers/faulty-upstream.js';
 
 /** The deadline of each upstream call in these runs. */
 export const FAULT_DEADLINE_MS = 1000;
 const CLIENTS = 20;
 
-/** One load's figures. */
-export type FaultRun = {
+/** One load's figures: what its answers were (see {@link FaultLoadResult}), latency, memory, and what the upstream did. */
+export type FaultRun = FaultLoadResult & {
   label: string;
   seconds: number;
   clients: number;
   /** calls the upstream received, and the faults it gave */
   upstreamCalls: number;
   faults: Partial<Record<Fault, number>>;
-  answers: number;
-  clean: number;
-  serverErrors: number;
-  dropped: number;
-  uncoded: number;
-  leaked: number;
-  codes: Record<string, number>;
   p50: number;
   p99: number;
   /** the gateway's resident set size, in bytes, once a second */
@@ -95,13 +93,7 @@ async function faultRun(
       clients: CLIENTS,
       upstreamCalls: upstream.counts.calls - callsBefore,
       faults,
-      answers: result.answers,
-      clean: result.clean,
-      serverErrors: result.serverErrors,
-      dropped: result.dropped,
-      uncoded: result.uncoded,
-      leaked: result.leaked,
-      codes: result.codes,
+      ...result,
       p50: percentile(latenciesMs, 50),
       p99: percentile(latenciesMs, 99),
       rss,

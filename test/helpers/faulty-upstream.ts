@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { checkErrorCodes } from './error-codes.js';
+import { seeded } from './random.js';
 
 /** What every fault's text carries: found in an answer, the gateway leaked the upstream's words. */
 const INTERNAL_MARK = '/srv/app/';
@@ -47,18 +48,6 @@ export type FaultyUpstream = {
   counts: { calls: number; faults: Partial<Record<Fault, number>> };
   close(): Promise<void>;
 };
-
-/** A small seeded generator (mulberry32): the same seed, the same faults in the same order. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -97,7 +86,8 @@ function answerWith(fault: Fault, response: ServerResponse, socket: Socket): voi
 
 /** Starts the faulty pet store on a free loopback port. */
 export async function startFaultyUpstream(options: FaultyUpstreamOptions): Promise<FaultyUpstream> {
-  const next = random(options.seed);
+  // The same seed, the same faults in the same order.
+  const next = seeded(options.seed);
   const faults = options.faults ?? FAULTS;
   const counts: FaultyUpstream['counts'] = { calls: 0, faults: {} };
   const sockets = new Set<Socket>();

@@ -7,6 +7,7 @@
  * generator: the same corpus on every run, every value of every dimension many times over.
  */
 import { createHash } from 'node:crypto';
+import { seeded } from './random.js';
 
 /** One request as a test sends it: header names lower case, the body as text. */
 export type CorpusRequest = {
@@ -134,18 +135,6 @@ const CSRF = [undefined, { 'x-graphql-csrf': '1' }, { 'apollo-require-preflight'
 const ORIGINS = [undefined, 'https://app.example', 'https://evil.example'];
 
 const ENCODINGS = [undefined, 'gzip', 'br;q=1, gzip;q=0.5', 'identity'];
-
-/** A small seeded generator (mulberry32): the corpus is the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The query string of a GET carrying these parameters, as a client library writes it. */
 function queryString(params: Record<string, unknown>): string {

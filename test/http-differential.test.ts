@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
 import { hooksOnlyYogaRuns, laneStandsIn } from '../src/http/stand-ins.js';
@@ -29,6 +29,10 @@ import { listen, stop, testConfig } from './helpers/stack.js';
 import { startUpstream } from './helpers/upstream.js';
 
 /** Headers that say when or over which connection an answer was sent, not what it is. */
+// Each corpus test sends a thousand requests through two gateways: on a busy 2-core runner that
+// can pass the suite's 15 s hang guard without anything hanging.
+vi.setConfig({ testTimeout: 60_000 });
+
 const TRANSPORT_HEADERS = new Set([
   'date',
   'x-request-id',

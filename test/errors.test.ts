@@ -23,7 +23,8 @@ import {
   type ScriptedUpstream,
   type ServedGateway,
 } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy } from './helpers/stack.js';
+import { errorsOf } from './helpers/answers.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 
@@ -54,9 +55,6 @@ afterAll(async () => {
 beforeEach(() => upstream.reset());
 
 /** The errors of a result without their locations, which only repeat the query text. */
-function errorsOf(result: GraphQLResponse) {
-  return result.errors?.map(({ message, path, extensions }) => ({ message, path, extensions }));
-}
 
 /** The parts of a request the upstream received that the tests assert on. */
 function received(request: ReceivedRequest) {

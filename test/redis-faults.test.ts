@@ -11,6 +11,7 @@ import { tracked, until } from './helpers/clock.js';
 import { useObserved, type ObservedGateway } from './helpers/observed.js';
 import { useRedis } from './helpers/redis.js';
 import { ALL_CREDENTIALS, GRAPHQL_POST_HEADERS, timeoutsSetBy } from './helpers/stack.js';
+import { readinessOf } from './helpers/answers.js';
 
 const redis = useRedis();
 const observed = useObserved();
@@ -30,15 +31,10 @@ const settings = (overrides: Partial<GatewayConfig> = {}): Partial<GatewayConfig
   ...overrides,
 });
 
-async function readiness(gateway: ObservedGateway) {
-  const response = await fetch(`${gateway.origin}/readiness`);
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
 /** Waits until the gateway's Redis connection is up (or, `false`, down). */
 async function redisReady(gateway: ObservedGateway, ready = true) {
   await expect
-    .poll(async () => ((await readiness(gateway)).body['redis'] as { ready?: boolean } | undefined)?.ready, {
+    .poll(async () => ((await readinessOf(gateway.origin)).body['redis'] as { ready?: boolean } | undefined)?.ready, {
       timeout: 10_000,
     })
     .toBe(ready);
@@ -89,7 +85,7 @@ describe('Redis lost while serving', () => {
     // Once per outage, not per request.
     const outageLines = a.log.lines().filter((line) => String(line['msg']).startsWith('Redis unreachable'));
     expect(outageLines).toHaveLength(1);
-    expect(await readiness(a)).toMatchObject({
+    expect(await readinessOf(a.origin)).toMatchObject({
       status: 200,
       body: { status: 'degraded', redis: { ready: false, required: false } },
     });
@@ -155,8 +151,8 @@ describe('Redis unreachable at start', () => {
     const strict = await observed.serve(undefined, settings({ redisRequired: true }));
 
     const answer = await petQuery(lenient, 1);
-    const lenientReadiness = await readiness(lenient);
-    const strictReadiness = await readiness(strict);
+    const lenientReadiness = await readinessOf(lenient.origin);
+    const strictReadiness = await readinessOf(strict.origin);
 
     expect(answer).toMatchObject({ status: 200, id: '1' });
     expect(lenientReadiness).toMatchObject({
@@ -171,6 +167,6 @@ describe('Redis unreachable at start', () => {
     await redis.start();
     await redisReady(lenient);
     await redisReady(strict);
-    expect(await readiness(strict)).toMatchObject({ status: 200, body: { status: 'ready' } });
+    expect(await readinessOf(strict.origin)).toMatchObject({ status: 200, body: { status: 'ready' } });
   });
 });

@@ -6,7 +6,7 @@
  * error or a 502/503/504, with jittered, bounded backoff, never past the call's deadline.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { createUpstreamClient, retryDelay, type RetryEvent } from '../src/upstream/http.js';
 import { UpstreamError } from '../src/upstream/failure.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
@@ -23,14 +23,8 @@ import {
   type ServedGateway,
   type SilentServer,
 } from './helpers/scripted-upstream.js';
-import {
-  ALL_CREDENTIALS,
-  API_KEY,
-  BEARER,
-  defaultClientOptions,
-  timeoutsSetBy,
-  type GraphQLResponse,
-} from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, defaultClientOptions, timeoutsSetBy } from './helpers/stack.js';
+import { errorsOf } from './helpers/answers.js';
 
 const DEFAULTS = loadConfig([], {});
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
@@ -88,9 +82,6 @@ afterAll(async () => {
 beforeEach(() => upstream.reset());
 
 /** The errors of a result without their locations, which only repeat the query text. */
-function errorsOf(result: GraphQLResponse) {
-  return result.errors?.map(({ message, path, extensions }) => ({ message, path, extensions }));
-}
 
 /** The upstream requests since the last reset, as `METHOD /path?query`. */
 const calls = () => upstream.requests.map((request) => `${request.method} ${request.url}`);

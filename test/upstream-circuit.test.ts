@@ -18,8 +18,9 @@ import { fakeClock, tracked, until } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { useRedis } from './helpers/redis.js';
 import { hold, json, useScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
+import { extensionsOf, readinessOf } from './helpers/answers.js';
 
 const upstream = useScriptedUpstream();
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
@@ -64,19 +65,11 @@ const ask = (gateway: ObservedGateway, n?: number) =>
 /** The pet store requests the upstream received (readiness's pings of the base URL left out). */
 const petCalls = (up: ScriptedUpstream = upstream()) => up.requests.filter((request) => request.url.includes('/pet/'));
 
-/** The extensions of each error of a result. */
-const extensionsOf = (result: GraphQLResponse) => result.errors?.map((error) => error.extensions);
-
 /** `upstream_circuit_state{service="petstore"}` in the gateway's /metrics. */
 async function circuitMetric(gateway: ObservedGateway): Promise<number | undefined> {
   const text = await (await fetch(`${gateway.origin}/metrics`)).text();
   const line = /^upstream_circuit_state\{service="petstore"\} (\d+)$/m.exec(text);
   return line ? Number(line[1]) : undefined;
-}
-
-async function readiness(gateway: ObservedGateway) {
-  const response = await fetch(`${gateway.origin}/readiness`);
-  return { status: response.status, body: (await response.json()) as { upstreams: Record<string, unknown> } };
 }
 
 /** `count` queries through `gateway`, each of another tenant, with the upstream answering `answer` (503). */
@@ -307,11 +300,14 @@ describe('an area whose calls fail', () => {
     const gateway = await serve();
     upstream().answer(json(200, PET_1));
     expect(await circuitMetric(gateway)).toBe(0);
-    expect((await readiness(gateway)).body.upstreams['petstore']).toMatchObject({ ready: true, circuit: 'closed' });
+    expect((await readinessOf(gateway.origin)).body.upstreams['petstore']).toMatchObject({
+      ready: true,
+      circuit: 'closed',
+    });
 
     await failCalls(gateway, 3);
     const pingsBefore = upstream().requests.length;
-    const open = await readiness(gateway);
+    const open = await readinessOf(gateway.origin);
 
     expect(await circuitMetric(gateway)).toBe(2);
     expect(open.status).toBe(503);
@@ -333,12 +329,15 @@ describe('an area whose calls fail', () => {
 
     await vi.advanceTimersByTimeAsync(5000);
     expect(await circuitMetric(gateway)).toBe(1);
-    expect((await readiness(gateway)).body.upstreams['petstore']).toMatchObject({ circuit: 'half-open' });
+    expect((await readinessOf(gateway.origin)).body.upstreams['petstore']).toMatchObject({ circuit: 'half-open' });
     upstream().answer(json(200, PET_1));
     await ask(gateway);
 
     expect(await circuitMetric(gateway)).toBe(0);
-    expect((await readiness(gateway)).body.upstreams['petstore']).toMatchObject({ ready: true, circuit: 'closed' });
+    expect((await readinessOf(gateway.origin)).body.upstreams['petstore']).toMatchObject({
+      ready: true,
+      circuit: 'closed',
+    });
     expect(gateway.log.text()).toContain('upstream petstore: circuit closed, calls go through again');
   });
 });
@@ -352,7 +351,7 @@ describe('replicas sharing Redis', () => {
     const pair: [ObservedGateway, ObservedGateway] = [await serve(config), await serve(config)];
     for (const gateway of pair)
       await until(async () => {
-        const body = (await readiness(gateway)).body as { redis?: { ready: boolean } };
+        const body = (await readinessOf(gateway.origin)).body as { redis?: { ready: boolean } };
         return body.redis?.ready;
       }, 'the replica to reach Redis');
     return pair;
@@ -363,7 +362,7 @@ describe('replicas sharing Redis', () => {
 
     await failCalls(a, 3);
     await until(
-      async () => ((await readiness(b)).body.upstreams['petstore'] as { circuit: string }).circuit === 'open',
+      async () => ((await readinessOf(b.origin)).body.upstreams['petstore'] as { circuit: string }).circuit === 'open',
       'the other replica to hold the pet store back',
     );
     upstream().answer(json(200, PET_1));
@@ -384,12 +383,16 @@ describe('replicas sharing Redis', () => {
 
   it('a 429 with Retry-After on one replica holds that caller back on the other; other callers are still called', async () => {
     const [a, b] = await replicas();
-    const asked = json(429, { message: 'slow down' });
-    upstream().answer((request) =>
-      request.headers['api_key'] === ALL_CREDENTIALS.api_key
-        ? { ...asked, headers: { 'content-type': 'application/json', 'retry-after': '30' } }
-        : json(200, PET_1),
-    );
+    // Only the first call of the caller is answered 429: a refusal on b can only come from a's news.
+    let limited = false;
+    upstream().answer((request) => {
+      if (request.headers['api_key'] !== ALL_CREDENTIALS.api_key || limited) return json(200, PET_1);
+      limited = true;
+      return {
+        ...json(429, { message: 'slow down' }),
+        headers: { 'content-type': 'application/json', 'retry-after': '30' },
+      };
+    });
     expect(extensionsOf(await ask(a))).toEqual([
       {
         code: 'UPSTREAM_RATE_LIMITED',
@@ -397,8 +400,11 @@ describe('replicas sharing Redis', () => {
         retryAfter: 30,
       },
     ]);
-    // The news is published as a's call is answered, before a's answer is written.
-    const refused = await ask(b);
+    // Until the news reaches b, b calls for the caller and gets the pet.
+    const refused = await until(async () => {
+      const result = await ask(b);
+      return result.errors === undefined ? undefined : result;
+    }, 'the other replica to hold the caller back');
 
     expect(extensionsOf(refused)).toEqual([
       {
@@ -407,10 +413,14 @@ describe('replicas sharing Redis', () => {
         retryAfter: expect.any(Number),
       },
     ]);
+    const sent = petCalls().length;
     expect(await ask(b, 1)).toEqual(PET_ANSWER);
-    // The caller's one call (through a), and the other caller's.
-    expect(petCalls().map((request) => request.headers['api_key'])).toEqual([ALL_CREDENTIALS.api_key, 'tenant-1-key']);
-    expect(((await readiness(b)).body.upstreams['petstore'] as { ready: boolean }).ready).toBe(true);
+    expect(
+      petCalls()
+        .slice(sent)
+        .map((request) => request.headers['api_key']),
+    ).toEqual(['tenant-1-key']);
+    expect(((await readinessOf(b.origin)).body.upstreams['petstore'] as { ready: boolean }).ready).toBe(true);
   });
 
   it('without Redis, calls still go through and each replica keeps its own circuit (fail open)', async () => {

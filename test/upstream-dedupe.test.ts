@@ -21,6 +21,7 @@ import {
   timeoutsSetBy,
   type GraphQLResponse,
 } from './helpers/stack.js';
+import { errorsOf } from './helpers/answers.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';
@@ -92,9 +93,6 @@ async function joinedPetCalls(served: ObservedGateway): Promise<number> {
 }
 
 /** The errors of a result without their locations, which only repeat the query text. */
-function errorsOf(result: GraphQLResponse) {
-  return result.errors?.map(({ message, path, extensions }) => ({ message, path, extensions }));
-}
 
 /**
  * How many `Pet` operations have ended with UPSTREAM_TIMEOUT, by /metrics: counted as each result is

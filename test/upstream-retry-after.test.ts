@@ -16,8 +16,9 @@ import { createUpstreamClient, type RetryEvent } from '../src/upstream/http.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { json, sequence, useScriptedUpstream, type Answer } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, defaultClientOptions, timeoutsSetBy, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, defaultClientOptions, timeoutsSetBy } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
+import { extensionsOf } from './helpers/answers.js';
 
 const upstream = useScriptedUpstream();
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
@@ -47,7 +48,6 @@ async function serve(overrides: Partial<GatewayConfig> = {}): Promise<ObservedGa
 const ask = (gateway: ObservedGateway) => gateway.gql(PET_QUERY, {}, ALL_CREDENTIALS);
 /** Another tenant: its own bearer token and api_key. */
 const TENANT_B = { authorization: 'Bearer tenant-b-token', api_key: 'tenant-b-key' };
-const extensionsOf = (result: GraphQLResponse) => result.errors?.map((error) => error.extensions);
 const petCalls = () => upstream().requests.filter((request) => request.url.includes('/pet/'));
 
 describe('Retry-After', () => {

@@ -11,7 +11,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import { createUpstreamClient, type UpstreamPool, type UpstreamResponse } from '../src/upstream/http.js';
 

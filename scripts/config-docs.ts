@@ -1,16 +1,16 @@
 /**
- * docs/configuration.md's table of settings, generated from the settings table in
- * `src/config.ts`, so that a setting's default and meaning are written in one place: `npm run
+ * docs/configuration.md's tables of settings, one per group, generated from the settings table in
+ * `src/config/` (SETTING_GROUPS), so that a setting's default and meaning are written in one place: `npm run
  * docs` rewrites the part of the page between its markers, and `test/docs.test.ts` fails when
  * the page differs from what this writes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { EMULATOR_SETTINGS, flagName, SETTINGS } from '../src/config.js';
+import { EMULATOR_SETTINGS, flagName, SETTING_GROUPS } from '../src/config/index.js';
 
 /** The page, relative to the project. */
 export const CONFIGURATION_PAGE = 'docs/configuration.md';
-const START = '<!-- settings:start (generated from src/config.ts by `npm run docs`: edit the settings there) -->';
+const START = '<!-- settings:start (generated from src/config/ by `npm run docs`: edit the settings there) -->';
 const END = '<!-- settings:end -->';
 
 type DocumentedSetting = {
@@ -41,15 +41,15 @@ function row(setting: DocumentedSetting): string {
   return `| \`${setting.env}\` | \`${flagName(setting.env)}\` | ${cell(defaults + values)} | ${cell(meaning)} |`;
 }
 
-/** The generated part: the gateway's settings, then those of the emulator run alone. */
+/** The generated part: the gateway's settings, a heading and a table per group, then those of the emulator run alone. */
 export function settingsTables(): string {
   const header = ['| Variable | Flag | Default (values accepted) | Meaning |', '|---|---|---|---|'];
   return [
     START,
-    ...header,
-    ...SETTINGS.map(row),
+    ...SETTING_GROUPS.flatMap((group) => [`## ${group.title}`, '', ...header, ...group.settings.map(row), '']),
+    '## The emulator run alone',
     '',
-    'The emulator run alone (`npm run emulator`) reads its own two:',
+    '`npm run emulator` reads its own two:',
     '',
     ...header,
     ...EMULATOR_SETTINGS.map(row),
@@ -71,5 +71,5 @@ export function renderConfigurationPage(page: string): string {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const file = fileURLToPath(new URL(`../${CONFIGURATION_PAGE}`, import.meta.url));
   writeFileSync(file, renderConfigurationPage(readFileSync(file, 'utf8')));
-  console.error(`${CONFIGURATION_PAGE}: settings written from src/config.ts`);
+  console.error(`${CONFIGURATION_PAGE}: settings written from src/config/`);
 }

@@ -4,7 +4,7 @@
  */
 import type { GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
 import { credentialSecrets } from './secrets.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';

@@ -27,7 +27,15 @@ import {
   type StartMessage,
 } from './cluster/ipc.js';
 import { runPrimary } from './cluster/primary.js';
-import { changedSettings, ConfigError, helpText, loadConfig, redactUrl, startCommand, type Config } from './config.js';
+import {
+  changedSettings,
+  ConfigError,
+  helpText,
+  loadConfig,
+  redactUrl,
+  startCommand,
+  type Config,
+} from './config/index.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { RedisStatus } from './redis/connection.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
@@ -172,7 +180,7 @@ function stopProcess(log: Logger, shutdownGraceMs: number, stop: () => Promise<u
 }
 
 async function main(): Promise<void> {
-  // The command line and the environment are read by config.ts alone.
+  // The command line and the environment are read by src/config/ alone.
   const command = startCommand();
   if (command === 'help') {
     console.log(helpText());

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, type Config } from './config/index.js';
 import type { Gateway } from './gateway.js';
 import { writeInternalError } from './http/lane.js';
 import { ShortLivedTable } from './short-lived-table.js';

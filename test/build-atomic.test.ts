@@ -69,11 +69,11 @@ function codeOf(id: string): Record<string, string> {
   );
 }
 
-/** Changes a source of the copy: one more line in config.ts (the bundle then differs). */
+/** Changes a source of the copy: one more line in src/config/load.ts (the bundle then differs). */
 let edits = 0;
 function changeSource(): void {
   edits += 1;
-  const file = `${copy}/src/config.ts`;
+  const file = `${copy}/src/config/load.ts`;
   writeFileSync(file, `${readFileSync(file, 'utf8')}export const BUILD_TEST_EDIT_${edits} = ${edits};\n`);
 }
 
@@ -142,7 +142,7 @@ describe('when a build runs', () => {
     await build();
     const before = entry();
     const later = new Date(Date.now() + 60_000);
-    utimesSync(`${copy}/src/config.ts`, later, later);
+    utimesSync(`${copy}/src/config/load.ts`, later, later);
 
     expect(await build()).toMatch(/^dist\/: up to date: /);
     expect(entry()).toEqual(before);
@@ -151,12 +151,12 @@ describe('when a build runs', () => {
   it('rebuilds a changed source into a new build, and goes back to an earlier build without building', async () => {
     await build();
     const before = entry().build;
-    const original = readFileSync(`${copy}/src/config.ts`, 'utf8');
+    const original = readFileSync(`${copy}/src/config/load.ts`, 'utf8');
 
     changeSource();
     const changed = await build();
     const after = entry().build;
-    writeFileSync(`${copy}/src/config.ts`, original);
+    writeFileSync(`${copy}/src/config/load.ts`, original);
     const reverted = await build();
 
     expect(changed).toMatch(/^build: src\/main\.ts bundled in \d+ files/m);
@@ -176,7 +176,7 @@ describe('when a build runs', () => {
 
     expect(modules).toMatch(/^build: \d+ modules compiled from src\//m);
     expect(id).toMatch(/^modules-\w+$/);
-    expect(readdirSync(`${copy}/dist/builds/${id}`)).toEqual(expect.arrayContaining(['config.js', 'schema.js']));
+    expect(readdirSync(`${copy}/dist/builds/${id}`)).toEqual(expect.arrayContaining(['config', 'schema.js']));
     expect(schema.stdout).toMatch(/^schema\b/);
     expect(back).toMatch(/was built from these inputs before/);
     expect(entry().build).toMatch(/^bundle-\w+$/);

@@ -125,7 +125,7 @@ describe('npm run build', () => {
   });
 
   it('maps the compiled code back to src/*.ts lines, which node --enable-source-maps shows in stack traces', () => {
-    // Where the bundle holds config.ts's message for a bad port, and what its map says that place is.
+    // Where the bundle holds src/config/parse.ts's message for a bad port, and what its map says that place is.
     const NEEDLE = 'must be an integer from ${min}';
     // The build keeps its lines short, and may break one inside a string (a backslash before the line end).
     const needle = new RegExp(
@@ -145,7 +145,7 @@ describe('npm run build', () => {
     const entry = map.findEntry(line, column) as { originalSource?: string };
 
     expect(file).not.toBe('');
-    expect(entry.originalSource).toMatch(/(?:^|\/)src\/config\.ts$/);
+    expect(entry.originalSource).toMatch(/(?:^|\/)src\/config\/parse\.ts$/);
     const mainMap = JSON.parse(readFileSync(`${PROJECT_ROOT}${build}/main.js.map`, 'utf8')) as SourceMapPayload;
     expect(mainMap.sources.some((source) => /(?:^|\/)src\/main\.ts$/.test(source))).toBe(true);
   });

@@ -1,5 +1,5 @@
 /**
- * Configuration (`src/config.ts`): defaults, environment variables, flags that win over them,
+ * Configuration (`src/config/`): defaults, environment variables, flags that win over them,
  * a ConfigError naming each bad setting, URLs whose credentials are never echoed, and `--help`.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
   redactUrl,
   SETTINGS,
   startCommand,
-} from '../src/config.js';
+} from '../src/config/index.js';
 
 /** One area's timeouts, in the order of the Config fields: the call deadline, then each phase. */
 const phases = (totalMs: number, connectMs: number, headersMs: number, bodyMs: number) => ({

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadConfig, SETTINGS } from '../src/config.js';
+import { loadConfig, SETTINGS } from '../src/config/index.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 
 const read = (file: string) => readFileSync(`${PROJECT_ROOT}deploy/${file}`, 'utf8');

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway } from '../src/gateway.js';
 import { serve } from '../src/server.js';

@@ -1,6 +1,6 @@
 /**
  * The docs say what the gateway does: docs/configuration.md's table is the one the settings in
- * src/config.ts generate; every code `ErrorCode` lists is documented, and every documented code
+ * src/config/ generate; every code `ErrorCode` lists is documented, and every documented code
  * is one the gateway sends; and each status the security page gives a refusal is the status a
  * request of that kind gets, under both media types the page distinguishes. Figures in the docs
  * name the benchmark run they come from.
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { accepts, CONFIGURATION_PAGE, renderConfigurationPage } from '../scripts/config-docs.js';
-import { SETTINGS } from '../src/config.js';
+import { SETTINGS } from '../src/config/index.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { errorCodeUnion } from './helpers/error-codes.js';
 import { useObserved } from './helpers/observed.js';
@@ -20,7 +20,7 @@ import { PROJECT_ROOT } from './helpers/process.js';
 const read = (file: string) => readFileSync(`${PROJECT_ROOT}${file}`, 'utf8');
 
 describe('docs/configuration.md', () => {
-  it('holds the settings table src/config.ts generates (npm run docs writes it)', () => {
+  it('holds the settings tables src/config/ generates (npm run docs writes it)', () => {
     const page = read(CONFIGURATION_PAGE);
     expect(renderConfigurationPage(page)).toBe(page);
   });

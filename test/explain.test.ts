@@ -5,7 +5,7 @@
  * and in production by default there is none.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { EVENTUALLY } from './helpers/clock.js';
 import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { hold, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import { useObserved } from './helpers/observed.js';
 import { PROJECT_ROOT, useProcesses, waitFor } from './helpers/process.js';

@@ -6,7 +6,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import { otlpTracesUrl, tracesExporter } from '../src/observability/tracing.js';
 import { captureLog, useObserved } from './helpers/observed.js';

@@ -4,7 +4,7 @@
  */
 import { getIntrospectionQuery } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { changedSettings, helpText, loadConfig } from '../src/config.js';
+import { changedSettings, helpText, loadConfig } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import type { UpstreamPool } from '../src/upstream/http.js';
 import {

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/config.js';
+import { ConfigError } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import { loadTrustedDocuments } from '../src/security/trusted-documents.js';
 import { ALL_CREDENTIALS, postBody, startStack, testConfig, type Stack } from './helpers/stack.js';

@@ -9,7 +9,7 @@
  */
 import CachePolicy from 'http-cache-semantics';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { changedSettings, ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config.js';
+import { changedSettings, ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config/index.js';
 import { UpstreamCache, type RawResponse } from '../src/upstream/cache.js';
 import { MemoryCacheStore } from '../src/upstream/cache-store.js';
 import { LocalChangeFeed } from '../src/upstream/changes.js';

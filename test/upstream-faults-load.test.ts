@@ -8,7 +8,7 @@
  * and measures its latency and memory (bench/RESULTS.md).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import {
   FAULTS,
   runFaultLoad,

@@ -1,9 +1,9 @@
 /**
  * Runs the emulator on its own (`npm run emulator`), for poking at the REST
  * areas by hand or pointing a separately started gateway at them.
- * Settings (EMULATOR_HOST, EMULATOR_PORT) come from config.ts like the gateway's.
+ * Settings (EMULATOR_HOST, EMULATOR_PORT) come from src/config/ like the gateway's.
  */
-import { loadEmulatorConfig } from '../config.js';
+import { loadEmulatorConfig } from '../config/index.js';
 import { startEmulator } from './server.js';
 
 async function main(): Promise<void> {

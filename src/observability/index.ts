@@ -7,7 +7,7 @@
  */
 import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin, YogaLogger } from 'graphql-yoga';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { createLogger, type DestinationStream, type Logger } from './logger.js';
 import { documentSecrets, variableSecrets } from '../secrets.js';
 import { yogaLogger } from './yoga-logger.js';

@@ -19,7 +19,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from './logger.js';
 import { logSpanExporter, watchedExporter } from './span-exporters.js';
 import type { HeaderSource } from '../credentials.js';

@@ -21,7 +21,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { closestName, ConfigError } from '../config.js';
+import { closestName, ConfigError } from '../config/index.js';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';

@@ -14,7 +14,7 @@
  * Redis never reads it.
  */
 import type { Redis, RedisOptions as RedisClientOptions } from 'ioredis';
-import { redactUrl } from '../config.js';
+import { redactUrl } from '../config/index.js';
 
 /** Where the connection stands. */
 export type RedisStatus = 'connecting' | 'ready' | 'unreachable';

@@ -5,7 +5,7 @@
  */
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { corsOptions, useCsrfPrevention } from './cross-site.js';
 import { checkRepresentations } from './entities.js';
 import { UpstreamCallBudget } from './fan-out.js';

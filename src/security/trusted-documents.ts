@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/index.js';
 import type { ErrorCode } from '../errors.js';
 import { laneStandsIn } from '../http/stand-ins.js';
 

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
 import { createGateway, upstreamClientOptions, type Gateway, type GatewayConfig } from '../../src/gateway.js';
 import type { UpstreamClientOptions } from '../../src/upstream/http.js';

@@ -1,0 +1,63 @@
+/**
+ * Settings of who may call and what may run: CSRF prevention, CORS origins, trusted documents and
+ * automatic persisted queries.
+ */
+import { flag, integer, origins, type Setting } from './parse.js';
+
+/** CSRF prevention, CORS, trusted documents and automatic persisted queries. */
+export const SECURITY_SETTINGS = [
+  {
+    key: 'csrfPrevention',
+    env: 'CSRF_PREVENTION',
+    default: 'true',
+    description: 'require a CSRF header (x-graphql-csrf) on GET, form and multipart requests: true or false',
+    details:
+      'GET, form and multipart requests must carry a CSRF header such as `x-graphql-csrf: 1` (403 ' +
+      '`CSRF_HEADER_REQUIRED`)',
+    parse: flag,
+  },
+  {
+    key: 'corsOrigins',
+    env: 'CORS_ORIGINS',
+    default: undefined,
+    description: 'origins whose pages may call the gateway (comma-separated), or *; unset: same origin only',
+    details:
+      'origins whose pages may call the gateway, comma separated ' +
+      '(`https://app.example.com,https://admin.example.com`), or `*` (any page, without cookies or HTTP ' +
+      "authentication); unset: no CORS headers, so only pages of the gateway's own origin can read its answers",
+    parse: origins,
+  },
+  {
+    key: 'trustedDocuments',
+    env: 'TRUSTED_DOCUMENTS',
+    default: undefined,
+    description: 'path of a trusted documents manifest (JSON: hash -> document); set: only those documents run',
+    details:
+      'path of a trusted documents manifest (JSON: hash → document); set, only those documents run, by hash; ' +
+      'unset: any document runs. See [Trusted documents](trusted-documents.md)',
+    parse: (raw: string) => raw,
+  },
+  {
+    key: 'apq',
+    env: 'APQ',
+    default: 'true',
+    description:
+      'automatic persisted queries (Apollo APQ): a document sent once with its sha256 hash runs by hash after; ' +
+      'true or false (off while TRUSTED_DOCUMENTS is set)',
+    details:
+      "automatic persisted queries (Apollo's protocol): a document sent once with its SHA-256 hash runs by " +
+      'hash afterwards; `false` answers hashes with 400 `PERSISTED_QUERY_NOT_SUPPORTED`. Off while ' +
+      '`TRUSTED_DOCUMENTS` is set. See [Persisted queries](security.md)',
+    parse: flag,
+  },
+  {
+    key: 'apqMaxDocuments',
+    env: 'APQ_MAX_DOCUMENTS',
+    default: '1000',
+    description: 'most APQ documents kept in this process (without REDIS_URL); the least recently used go first',
+    details:
+      'most APQ documents one process keeps (least recently used go first; each for 24 hours at most). With ' +
+      '`REDIS_URL` they are kept in Redis instead',
+    parse: integer(1, 1_000_000),
+  },
+] as const satisfies readonly Setting[];

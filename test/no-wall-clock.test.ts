@@ -59,7 +59,7 @@ describe('the test sources', () => {
   it('are all scanned: the test files and their helpers', () => {
     const sources = testSources();
 
-    expect(sources).toContain('resilience.test.ts');
+    expect(sources).toContain('upstream-failures.test.ts');
     expect(sources).toContain('helpers/clock.ts');
     expect(sources).not.toContain(THIS_FILE);
   });

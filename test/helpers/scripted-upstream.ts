@@ -289,7 +289,7 @@ export type ServedGateway = {
  * Builds a gateway whose pet store is `${upstreams.petstore}/api/v3` and whose plant area is
  * `upstreams.plants` (origins, such as a scripted upstream's `url`), and serves it.
  * Retries are off unless `overrides` turn them on, so that a test sees exactly the one request
- * a call makes; `test/resilience.test.ts` specifies retries.
+ * a call makes; `test/upstream-failures.test.ts` specifies retries.
  */
 export async function serveGateway(
   upstreams: { petstore: string; plants: string },

@@ -1,5 +1,5 @@
 /**
- * Resilience of the upstream client (`src/upstream/http.ts`), seen by a GraphQL caller: slow,
+ * How upstream failures reach a GraphQL caller (`src/upstream/`): slow,
  * silent, broken, oversized, failing and redirecting upstreams each give the right error code
  * and `extensions.upstream`, after exactly the upstream requests the retry policy allows, and
  * the gateway answers the next request afterwards. Retries: only GETs, only after a connection

@@ -10,7 +10,7 @@ import { GraphQLError, type ASTNode } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { UNAVAILABLE_STATUSES, UpstreamError, type UpstreamService } from './upstream/failure.js';
 
-/** Stable error codes of the gateway (`extensions.code`); the README's Errors section lists them too. */
+/** Stable error codes of the gateway (`extensions.code`); docs/graph.md's Errors section lists them with their statuses. */
 export type ErrorCode =
   // What an upstream answered, or failed to (a field error at the field that needed it).
   /** the upstream has no such thing (404) */

@@ -4,7 +4,7 @@
  */
 import type { GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import type { Config } from './config/index.js';
+import { redisSettings, upstreamClientSettings, type Config } from './config/index.js';
 import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
 import { credentialSecrets } from './secrets.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
@@ -85,32 +85,6 @@ type GatewayLive = {
 };
 
 /**
- * The options of one area's upstream client that its configuration gives: its URL and its own
- * timeouts, the shared pool size, cap, retry policy and call sharing. Tests that build a client
- * alone take theirs from here, so that the defaults stay those of the settings.
- */
-export function upstreamClientOptions(config: GatewayConfig, service: UpstreamService): UpstreamClientOptions {
-  return {
-    baseUrl: service === 'petstore' ? config.petstoreUrl : config.plantsUrl,
-    connections: config.upstreamConnections,
-    timeouts: config.upstreamTimeouts[service],
-    maxResponseBytes: config.upstreamMaxResponseBytes,
-    retries: config.upstreamRetries,
-    retryBackoffMs: config.upstreamRetryBackoffMs,
-    retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
-    circuit: {
-      failureRate: config.upstreamCircuitFailureRate,
-      minCalls: config.upstreamCircuitMinCalls,
-      windowMs: config.upstreamCircuitWindowMs,
-      cooldownMs: config.upstreamCircuitCooldownMs,
-    },
-    retryAfterMaxMs: config.upstreamRetryAfterMaxMs,
-    // Identical GETs in flight at the same time, from any requests, share one call (UPSTREAM_DEDUPE).
-    dedupe: config.upstreamDedupe,
-  };
-}
-
-/**
  * The options of one area's upstream client: those of its configuration, its retries logged, its
  * calls observed, its circuit's changes logged and shown in /metrics, and shared with the other
  * replicas through Redis (with REDIS_URL).
@@ -125,7 +99,7 @@ function clientOptions(
   const { logger, metrics } = observability;
   metrics?.observeCircuit(service, 'closed');
   return {
-    ...upstreamClientOptions(config, service),
+    ...upstreamClientSettings(config, service),
     cache,
     changes,
     onCache: ({ operation, result }) => metrics?.observeUpstreamCache(service, operation, result),
@@ -158,27 +132,20 @@ export type GatewayDependencies = ObservabilityDependencies & {
 
 /** Connects to REDIS_URL when it is set: Redis errors counted in /metrics, each outage logged once. */
 function sharedState(config: GatewayConfig, observability: Observability): SharedState | undefined {
-  if (config.redisUrl === undefined) return undefined;
+  const redis = redisSettings(config);
+  if (redis === undefined) return undefined;
   const { logger, metrics } = observability;
-  return createSharedState(
-    {
-      url: config.redisUrl,
-      keyPrefix: config.redisKeyPrefix,
-      timeoutMs: config.redisTimeoutMs,
-      rateLimitFailClosed: config.rateLimitFailClosed,
-    },
-    {
-      error: (operation) => metrics?.observeRedisError(operation),
-      outage: (lost, reason) =>
-        lost
-          ? logger.warn(
-              `Redis unreachable (${reason}): cache bypassed, rate limits ` +
-                `${config.rateLimitFailClosed ? 'refusing requests (RATE_LIMIT_FAIL_CLOSED)' : 'not applied'}, ` +
-                'APQ documents and upstream circuits kept in this process only; reconnecting',
-            )
-          : logger.info('Redis reachable again: state shared again'),
-    },
-  );
+  return createSharedState(redis, {
+    error: (operation) => metrics?.observeRedisError(operation),
+    outage: (lost, reason) =>
+      lost
+        ? logger.warn(
+            `Redis unreachable (${reason}): cache bypassed, rate limits ` +
+              `${config.rateLimitFailClosed ? 'refusing requests (RATE_LIMIT_FAIL_CLOSED)' : 'not applied'}, ` +
+              'APQ documents and upstream circuits kept in this process only; reconnecting',
+          )
+        : logger.info('Redis reachable again: state shared again'),
+  });
 }
 
 /** Both areas' upstream clients, and the upstreams one operation sees through them. */

@@ -11,10 +11,12 @@
  * - `load.ts`: flags, then environment, then defaults; the cross-checks; retired settings
  * - `command-line.ts`: flags, `--help`, `--print-schema`, "did you mean"
  * - `banner.ts`: the settings changed from their defaults, URLs without credentials
+ * - `grouped.ts`: the settings as the parts of the gateway take them (an upstream client, Redis)
  */
 export { changedSettings, redactUrl } from './banner.js';
 export { closestName, flagName, helpText, startCommand, type StartCommand } from './command-line.js';
 export { EMULATOR_SETTINGS, type EmulatorConfig } from './emulator.js';
+export { redisSettings, upstreamClientSettings } from './grouped.js';
 export { loadConfig, loadEmulatorConfig } from './load.js';
 export { ConfigError, type UpstreamCacheSetting } from './parse.js';
 export { SETTING_GROUPS, SETTINGS, type Config } from './settings.js';

@@ -5,9 +5,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, upstreamClientSettings } from '../../src/config/index.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
-import { createGateway, upstreamClientOptions, type Gateway, type GatewayConfig } from '../../src/gateway.js';
+import { createGateway, type Gateway, type GatewayConfig } from '../../src/gateway.js';
 import type { UpstreamClientOptions } from '../../src/upstream/http.js';
 import { checkErrorCodes } from './error-codes.js';
 import { startUpstream } from './upstream.js';
@@ -69,7 +69,7 @@ export function timeoutsSetBy(env: Record<string, string>): GatewayConfig['upstr
  * overrides those it is about.
  */
 export function defaultClientOptions(petstoreUrl: string): UpstreamClientOptions {
-  return upstreamClientOptions(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore');
+  return upstreamClientSettings(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore');
 }
 
 /** Serves a request handler (which may answer asynchronously) on 127.0.0.1, port 0. */

@@ -200,6 +200,8 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
     ...COMPOSE_SETTINGS,
     // What the image sets (Dockerfile).
     NODE_ENV: 'production',
+    // Every request's line, not one in a hundred of those that went well: the tests find the line of each request they send.
+    REQUEST_LOG_SAMPLE: '1',
     // This test's upstreams and Redis, a free loopback port, one process per replica.
     PETSTORE_URL: emulator.petstoreUrl,
     PLANTS_URL: emulator.plantsUrl,

@@ -4,6 +4,7 @@
  * and sent with every upstream call; credentials and passwords never in the log.
  */
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/index.js';
 import type { UpstreamPool } from '../src/upstream/http.js';
 import { useObserved } from './helpers/observed.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER } from './helpers/stack.js';
@@ -96,6 +97,35 @@ describe('one log line per request', () => {
     await fetch(`${gateway.origin}/health`);
 
     expect(gateway.requestLines()).toEqual([]);
+  });
+});
+
+describe('REQUEST_LOG_SAMPLE', () => {
+  it('is 1 by default, and one in a hundred with NODE_ENV=production', () => {
+    const upstreams = { PETSTORE_URL: 'http://petstore.example/api/v3', PLANTS_URL: 'http://plants.example' };
+    expect(loadConfig([], upstreams).requestLogSample).toBe(1);
+    expect(loadConfig([], { ...upstreams, NODE_ENV: 'production' }).requestLogSample).toBe(0.01);
+  });
+
+  it('at 0, writes no line for a request that went well and one for each request that failed', async () => {
+    const gateway = await observed.serve(undefined, { requestLogSample: 0 });
+
+    await gateway.gql('query Fine { pet(id: 1) { name } }', {}, ALL_CREDENTIALS);
+    await gateway.gql('query Refused { pet(id: 1) { name } }');
+    await post({ query: '{ pet(id: ' });
+
+    expect(gateway.requestLines().map((line) => [line['msg'], line['errorCodes']])).toEqual([
+      ['POST /graphql Refused 200', ['UNAUTHENTICATED']],
+      ['POST /graphql 200', ['GRAPHQL_PARSE_FAILED']],
+    ]);
+  });
+
+  it('at 0, still writes every line at debug level', async () => {
+    const gateway = await observed.serve(undefined, { requestLogSample: 0, logLevel: 'debug' });
+
+    await gateway.gql('query Fine { pet(id: 1) { name } }', {}, ALL_CREDENTIALS);
+
+    expect(gateway.requestLines().map((line) => line['msg'])).toEqual(['POST /graphql Fine 200']);
   });
 });
 

@@ -19,6 +19,19 @@ export const OBSERVABILITY_SETTINGS = [
     parse: oneOf('debug', 'info', 'warn', 'error'),
   },
   {
+    key: 'requestLogSample',
+    env: 'REQUEST_LOG_SAMPLE',
+    default: '1',
+    productionDefault: '0.01',
+    description: 'share of the requests that went well whose info line is written; a failed one always is',
+    details:
+      'share of the requests that went well (no error in the answer, a status below 400) whose `info` line ' +
+      'is written, from 0 to 1 (`0`: only the lines of failed requests); a request that failed always has ' +
+      'its line, and at `LOG_LEVEL=debug` every request does. A line costs about a fifth of the CPU of a cheap request, and `/metrics` counts and ' +
+      'times every request (see [Logs](operations.md#logs) and [the decision](decisions/0011-request-log-sample.md))',
+    parse: ratio,
+  },
+  {
     key: 'metrics',
     env: 'METRICS',
     default: 'true',

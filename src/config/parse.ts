@@ -46,8 +46,13 @@ export class ConfigError extends Error {
 /** A parser that says which values it accepts (`accepts`, shown in docs/configuration.md). */
 const accepting = <P extends (raw: string, env: string) => unknown>(accepts: string, parse: P) =>
   Object.assign(parse, { accepts });
+/**
+ * `1024` → `1,024`. Not `toLocaleString`: its first call loads ICU's number formatting, which
+ * keeps about 7 MB of a process resident on Node.js 26 (its data pages and heap), for a label.
+ */
+const grouped = (value: number) => String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 export const integer = (min: number, max: number) =>
-  accepting(`${min.toLocaleString('en-US')}–${max.toLocaleString('en-US')}`, (raw: string, env: string) => {
+  accepting(`${grouped(min)}–${grouped(max)}`, (raw: string, env: string) => {
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || value < min || value > max)
       throw new ConfigError(`${env} must be an integer from ${min} to ${max}, got "${raw}"`);

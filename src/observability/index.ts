@@ -21,7 +21,7 @@ import { createTracing, type Tracing, type TracingConfig, type TracingDependenci
 
 /** The settings observability reads: the log level, the endpoints' switches and the OTEL_* settings. */
 export type ObservabilityConfig = TracingConfig &
-  Pick<Config, 'logLevel' | 'metrics' | 'readinessTimeoutMs'> & {
+  Pick<Config, 'logLevel' | 'requestLogSample' | 'metrics' | 'readinessTimeoutMs'> & {
     /** base URLs of the upstreams (resolved: the emulator's when it runs), for readiness and span attributes */
     petstoreUrl: string;
     plantsUrl: string;
@@ -71,7 +71,7 @@ export function createObservability(
   const metrics = config.metrics ? createMetrics(dependencies.clusterMetrics) : undefined;
   const tracing = createTracing(config, log, dependencies);
   const baseUrls: Record<UpstreamService, string> = { petstore: config.petstoreUrl, plants: config.plantsUrl };
-  const lane = new RequestObserver(log, metrics, tracing, logScope);
+  const lane = new RequestObserver(log, metrics, tracing, logScope, config.requestLogSample);
   return {
     logger: yogaLogger(log),
     log,

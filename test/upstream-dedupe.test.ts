@@ -509,6 +509,13 @@ describe('a change', () => {
       ['GET /api/v3/store/inventory', 'POST /api/v3/store/order', 'GET /api/v3/store/inventory'],
     ],
     [
+      // The inventory counts pets by status: a pet write may change it.
+      'PUT /pet, GET /store/inventory',
+      { ...callTo('updatePet'), body: JSON_BODY },
+      { ...READ, ...callTo('getInventory') },
+      ['GET /api/v3/store/inventory', 'PUT /api/v3/pet', 'GET /api/v3/store/inventory'],
+    ],
+    [
       'PUT /user/x, GET /user/x',
       { ...callTo('updateUser', { username: 'x' }), body: JSON_BODY },
       { ...READ, ...callTo('getUserByName', { username: 'x' }) },

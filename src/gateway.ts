@@ -4,7 +4,7 @@
  */
 import type { GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { redisSettings, upstreamClientSettings, type Config } from './config/index.js';
+import { ConfigError, redisSettings, upstreamClientSettings, type Config } from './config/index.js';
 import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
 import { credentialSecrets } from './secrets.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
@@ -45,6 +45,8 @@ import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
 import { createLoaders } from './loaders.js';
 import { LiveQueries, withLiveDirective } from './live/index.js';
+import { loadTools, type McpTool } from './mcp/tools.js';
+import { useMcp, type GraphQLServer } from './mcp/plugin.js';
 import type { UpstreamClient } from './upstream/http.js';
 
 /** The configuration with both upstreams resolved (to their URLs or to the emulator's). */
@@ -175,6 +177,8 @@ type GatewayParts = {
   schema: GraphQLSchema;
   upstreams: GatewayUpstreams;
   live: LiveQueries | undefined;
+  /** the MCP tools, with MCP (src/mcp/) */
+  mcpTools: McpTool[] | undefined;
 };
 
 /** Builds the gateway for a configuration. */
@@ -184,9 +188,10 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   // What replicas share through Redis, with REDIS_URL (src/redis/).
   const shared = sharedState(config, observability);
   const { security, schema } = securedSchema(config, dependencies, observability, shared);
+  const mcpTools = config.mcp ? mcpToolsOf(config, schema, security, { observability, shared }) : undefined;
   const upstreams = createUpstreams(config, dependencies, observability, shared);
   const live = config.liveQueries ? createLive(config, observability, security, upstreams) : undefined;
-  const parts: GatewayParts = { observability, shared, security, schema, upstreams, live };
+  const parts: GatewayParts = { observability, shared, security, schema, upstreams, live, mcpTools };
   const { yoga, plugins } = createGatewayYoga(config, parts);
   const { handler, yogaOnly } = createHttpHandler(laneOptions(config, parts, yoga, plugins));
 
@@ -343,6 +348,27 @@ function createUpstreams(
 
 const same = (client: UpstreamClient) => client;
 
+/**
+ * The MCP tools (MCP_OPERATIONS, MCP_MUTATIONS), checked against the schema (and, with
+ * TRUSTED_DOCUMENTS, found in its manifest): one that cannot be a tool stops the start, and what
+ * was opened before is closed.
+ */
+function mcpToolsOf(
+  config: GatewayConfig,
+  schema: GraphQLSchema,
+  security: Security,
+  { observability, shared }: { observability: Observability; shared: SharedState | undefined },
+): McpTool[] {
+  try {
+    const { mcpOperations: folder, mcpMutations: mutations } = config;
+    return loadTools(schema, { folder, mutations, trusted: security.trustedDocuments });
+  } catch (error) {
+    void shared?.redis.close();
+    void observability.close();
+    throw new ConfigError(`MCP_OPERATIONS: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */
 type GatewayYoga = { yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>; plugins: Plugin[] };
 
@@ -355,7 +381,13 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
   const graphiql = graphiqlPages(async (options) =>
     (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
   );
-  const plugins = gatewayPlugins(config, parts, graphiql.plugin);
+  // The MCP endpoint calls the yoga it is a plugin of: known once built, below.
+  const built: { yoga?: GatewayYoga['yoga'] } = {};
+  const self = () => {
+    if (built.yoga === undefined) throw new Error('yoga is not built yet');
+    return built.yoga;
+  };
+  const plugins = gatewayPlugins(config, parts, graphiql.plugin, self);
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     maskedErrors: { maskError },
@@ -377,14 +409,16 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
     logging: observability.logger,
   });
+  built.yoga = yoga;
   return { yoga, plugins };
 }
 
 /** The gateway's yoga plugins, in the order they must run. */
 function gatewayPlugins(
   config: GatewayConfig,
-  { observability, shared, security, upstreams, live }: GatewayParts,
+  { observability, shared, security, upstreams, live, mcpTools }: GatewayParts,
   graphiqlPlugin: Plugin,
+  self: () => GraphQLServer,
 ): Plugin[] {
   return [
     // Each operation's GraphQL context: its upstream clients make their calls for its request (their
@@ -397,6 +431,19 @@ function gatewayPlugins(
     ),
     // First: a browser's visit is answered before the CSRF check refuses it.
     useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
+    // `/mcp` (MCP): each tool call runs its operation through this same yoga (src/mcp/).
+    ...(mcpTools
+      ? [
+          useMcp({
+            tools: mcpTools,
+            yoga: self,
+            corsOrigins: config.corsOrigins,
+            maxBodyBytes: config.requestMaxBytes,
+            observe:
+              observability.metrics && ((tool, outcome) => observability.metrics?.observeMcpToolCall(tool, outcome)),
+          }),
+        ]
+      : []),
     useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
     ...security.plugins,
     // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).

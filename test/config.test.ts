@@ -110,6 +110,9 @@ describe('loadConfig', () => {
       liveQueriesPerClientMax: 10,
       livePollIntervalMs: 5000,
       livePollMaxPerSecond: 20,
+      mcp: false,
+      mcpOperations: undefined,
+      mcpMutations: [],
     });
   });
 
@@ -213,6 +216,9 @@ describe('loadConfig', () => {
     ['LIVE_QUERIES_PER_CLIENT_MAX', '3', 'liveQueriesPerClientMax', 3],
     ['LIVE_POLL_INTERVAL_MS', '1000', 'livePollIntervalMs', 1000],
     ['LIVE_POLL_MAX_PER_SECOND', '5', 'livePollMaxPerSecond', 5],
+    ['MCP', 'true', 'mcp', true],
+    ['MCP_OPERATIONS', '/srv/mcp-operations', 'mcpOperations', '/srv/mcp-operations'],
+    ['MCP_MUTATIONS', 'AddPet, PlaceOrder', 'mcpMutations', ['AddPet', 'PlaceOrder']],
   ];
   /** The twelve timeout settings, which the configuration gives resolved: one object per area. */
   const TIMEOUT_SETTINGS = {

@@ -9,6 +9,7 @@ import { CACHE_SETTINGS } from './cache.js';
 import { DEVELOPMENT_SETTINGS } from './development.js';
 import { LIMIT_SETTINGS } from './limits.js';
 import { LIVE_QUERY_SETTINGS } from './live-queries.js';
+import { MCP_SETTINGS } from './mcp.js';
 import { OBSERVABILITY_SETTINGS } from './observability.js';
 import type { Setting, SettingValues } from './parse.js';
 import { SCALING_SETTINGS } from './scaling.js';
@@ -34,6 +35,7 @@ export const SETTING_GROUPS = [
   { title: 'Observability', settings: OBSERVABILITY_SETTINGS },
   { title: 'Workers and Redis', settings: SCALING_SETTINGS },
   { title: 'Live queries', settings: LIVE_QUERY_SETTINGS },
+  { title: 'MCP (AI agents)', settings: MCP_SETTINGS },
 ] as const satisfies readonly SettingGroup[];
 
 /** One entry of the table, of whichever group. */

@@ -71,6 +71,8 @@ export type Metrics = {
   observeRedisError(operation: string): void;
   /** live queries (src/live/): how many are open, an invalidation, a poll's outcome, a refusal */
   observeLive(event: LiveEvent): void;
+  /** counts one MCP tool call (src/mcp/), by tool and outcome (`ok`, `partial`, `graphql_error`, `invalid_arguments`, `missing_credential`) */
+  observeMcpToolCall(tool: string, outcome: string): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;
 };
@@ -313,6 +315,7 @@ class GatewayMetrics implements Metrics {
   private readonly circuits: ReturnType<typeof circuitMetrics>;
   private readonly contractMismatches: ReturnType<typeof contractMetrics>;
   private readonly live: ReturnType<typeof liveMetrics>;
+  private readonly mcpToolCalls: Counter<'tool' | 'outcome'>;
   /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
   private readonly knownNames = new Set<string>();
   private readonly clusterMetrics: (() => Promise<string>) | undefined;
@@ -330,6 +333,12 @@ class GatewayMetrics implements Metrics {
     this.circuits = circuitMetrics(registers);
     this.contractMismatches = contractMetrics(registers);
     this.live = liveMetrics(registers);
+    this.mcpToolCalls = new Counter({
+      name: 'mcp_tool_calls_total',
+      help: 'MCP tool calls (MCP=true), by tool and outcome',
+      labelNames: ['tool', 'outcome'] as const,
+      registers,
+    });
   }
 
   observeOperation(operation: OperationRecord): void {
@@ -397,6 +406,10 @@ class GatewayMetrics implements Metrics {
     else if (event.kind === 'invalidation') live.invalidations.inc({ source: event.source });
     else if (event.kind === 'poll') live.polls.inc({ service: event.service, outcome: event.outcome });
     else live.refusals.inc({ limit: event.limit });
+  }
+
+  observeMcpToolCall(tool: string, outcome: string): void {
+    this.mcpToolCalls.inc({ tool, outcome });
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -1,0 +1,58 @@
+/**
+ * Settings of the MCP endpoint (`/mcp`, for AI agents): on or off, which operations are its tools,
+ * which mutations among them an agent may call.
+ */
+import { ConfigError, flag, type Setting } from './parse.js';
+
+/** No mutation: one value, so that the default compares equal to itself (the start-up banner's changed settings). */
+const NONE: readonly string[] = Object.freeze([]);
+
+/** `none`, `all`, or a comma-separated list of operation names. */
+const mutationNames = (raw: string, env: string): readonly string[] | 'all' => {
+  const value = raw.trim();
+  if (value.toLowerCase() === 'all') return 'all';
+  if (value.toLowerCase() === 'none' || value === '') return NONE;
+  const names = value.split(',').map((name) => name.trim());
+  for (const name of names)
+    if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(name))
+      throw new ConfigError(`${env} must be none, all or a comma-separated list of operation names, got "${name}"`);
+  return Object.freeze(names);
+};
+
+/** The Model Context Protocol endpoint. */
+export const MCP_SETTINGS = [
+  {
+    key: 'mcp',
+    env: 'MCP',
+    default: 'false',
+    description:
+      'serve the Model Context Protocol at /mcp: chosen GraphQL operations as tools for AI agents; true or false',
+    details:
+      "serve the Model Context Protocol (Streamable HTTP, stateless) at `/mcp` on the gateway's own port: the " +
+      'operations of `MCP_OPERATIONS` become tools an AI agent can list and call, run through the same pipeline ' +
+      "as GraphQL requests with the agent's `Authorization` and `api_key` headers. Off by default: it opens a second " +
+      'way in. See [MCP](mcp.md)',
+    parse: flag,
+  },
+  {
+    key: 'mcpOperations',
+    env: 'MCP_OPERATIONS',
+    default: undefined,
+    description: 'folder of .graphql files whose named operations are the MCP tools; unset: schema/mcp/ as shipped',
+    details:
+      'folder of `.graphql` files whose named operations (and the fragments they spread) are the MCP tools, each ' +
+      'checked against the schema at start; unset: the tools the gateway ships in `schema/mcp/` (GetPet, ' +
+      'FindPetsByStatus, GetInventory, GetOrder, GetUser, and the mutation AddPet)',
+    parse: (raw: string) => raw,
+  },
+  {
+    key: 'mcpMutations',
+    env: 'MCP_MUTATIONS',
+    default: 'none',
+    description: 'the mutations of MCP_OPERATIONS that become tools: none, all, or their names (comma-separated)',
+    details:
+      'the mutations among the operations of `MCP_OPERATIONS` that become tools: `none`, `all`, or their names ' +
+      '(`AddPet,PlaceOrder`); a name that is no mutation there stops the start. Queries are always tools',
+    parse: mutationNames,
+  },
+] as const satisfies readonly Setting[];

@@ -1,0 +1,176 @@
+/**
+ * The MCP endpoint (MCP=true): `POST /mcp`, the Model Context Protocol's Streamable HTTP
+ * transport on the gateway's own port, served by the official SDK in its stateless mode: each
+ * POST gets a fresh server and transport, answers in JSON, and keeps nothing, so any replica can
+ * serve any message and a load balancer needs no sticky sessions. `GET /mcp`, the stream a
+ * stateful server may open, is answered 405 as the specification says for a server without one.
+ *
+ * A yoga plugin whose `onRequest` answers its own path, as /metrics does; the HTTP lane leaves
+ * every path but the GraphQL endpoint to yoga, so the front needs no change. A tool call runs its
+ * operation through the same yoga (call.ts).
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import formats from 'ajv-formats';
+import type { Plugin } from 'graphql-yoga';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { laneStandsIn } from '../http/stand-ins.js';
+import type { HeaderSource } from '../credentials.js';
+import { callTool, missingCredential, toolError, type ToolOutcome } from './call.js';
+import type { McpTool } from './tools.js';
+
+/** The path of the MCP endpoint. */
+const MCP_PATH = '/mcp';
+
+/** What the endpoint serves, and how it is kept safe. */
+type McpOptions = {
+  tools: readonly McpTool[];
+  /** CORS_ORIGINS: the pages of these origins may call it too; `*`: any */
+  corsOrigins: readonly string[] | undefined;
+  /** the largest body of a POST (REQUEST_MAX_BYTES), answered 413 past it */
+  maxBodyBytes: number;
+  /** the gateway's yoga (known once it is built: its plugins, this one among them, come first) */
+  yoga: () => GraphQLServer;
+  /** counts each call, by tool and outcome (mcp_tool_calls_total) */
+  observe?: ((tool: string, outcome: ToolOutcome) => void) | undefined;
+};
+
+/** The server's name and version, as `initialize` answers them. */
+const SERVER_INFO = { name: 'petstore-gateway', version: '1.0.0' };
+
+/** What a tool call needs of yoga: its GraphQL endpoint and its Fetch handler, which runs every plugin. */
+export type GraphQLServer = {
+  readonly graphqlEndpoint: string;
+  fetch(request: Request, context: Record<string, unknown>): Response | Promise<Response>;
+};
+
+/** A tool with its compiled argument check. */
+type ServedTool = { tool: McpTool; check: ValidateFunction };
+
+/** The yoga plugin that serves `/mcp`. */
+export function useMcp(options: McpOptions): Plugin {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  formats.default(ajv, ['date-time']);
+  const tools = new Map<string, ServedTool>(
+    options.tools.map((tool) => [tool.name, { tool, check: ajv.compile(tool.inputSchema) }]),
+  );
+  return laneStandsIn(
+    {
+      async onRequest(payload) {
+        const { request, url, fetchAPI, serverContext } = payload;
+        if (url.pathname !== MCP_PATH) return;
+        const refusal = refused(request, url, options.corsOrigins);
+        if (refusal !== undefined) return payload.endResponse(jsonRpcError(fetchAPI, ...refusal));
+        if (request.method !== 'POST') {
+          const answer = jsonRpcError(
+            fetchAPI,
+            405,
+            'Method not allowed: this stateless server opens no stream; POST messages to /mcp',
+          );
+          answer.headers.set('allow', 'POST');
+          return payload.endResponse(answer);
+        }
+        const served = options.yoga();
+        const graphql = {
+          endpoint: served.graphqlEndpoint,
+          // The node request goes along as the server context: the rate limits find the caller's address in it.
+          fetch: async (inner: Request) => served.fetch(inner, { req: Reflect.get(serverContext, 'req') }),
+        };
+        const answer = await serve(request, tools, options, graphql);
+        // Re-made with yoga's Fetch API, which its node adapter writes.
+        const body = await answer.text();
+        payload.endResponse(
+          new fetchAPI.Response(body === '' ? null : body, { status: answer.status, headers: answer.headers }),
+        );
+      },
+    },
+    { onRequest: 'the lane serves the GraphQL endpoint only; /mcp goes to yoga' },
+  );
+}
+
+/**
+ * The status and message refusing a request whose `Origin` is another site's (DNS rebinding:
+ * the specification asks servers to check it). No Origin (a program, not a page) is fine; else
+ * it must be one of CORS_ORIGINS, or the gateway's own origin when that is named by an address
+ * or `localhost` (a page of a rebound name has its name in both Origin and Host, so a Host that
+ * is a name proves nothing).
+ */
+function refused(request: Request, url: URL, corsOrigins: readonly string[] | undefined): [number, string] | undefined {
+  const origin = request.headers.get('origin');
+  if (origin === null) return undefined;
+  if (corsOrigins?.includes('*') || corsOrigins?.includes(origin)) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addressed = host === 'localhost' || /^[\d.]+$/.test(host) || host.includes(':');
+  if (addressed && origin === url.origin) return undefined;
+  return [403, `Forbidden: Origin ${origin} may not call this server (CORS_ORIGINS names the pages that may)`];
+}
+
+/** A JSON-RPC error answer without an id, as the transport sends its own refusals. */
+function jsonRpcError(fetchAPI: { Response: typeof Response }, status: number, message: string): Response {
+  const body = { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
+  return fetchAPI.Response.json(body, { status });
+}
+
+/** Serves one POST with a fresh server and transport (stateless), closed once it has answered. */
+async function serve(
+  request: Request,
+  tools: ReadonlyMap<string, ServedTool>,
+  options: McpOptions,
+  graphql: Parameters<typeof callTool>[3],
+): Promise<Response> {
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...tools.values()].map(({ tool }) => ({
+      name: tool.name,
+      title: tool.annotations.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema as { type: 'object' },
+      annotations: tool.annotations,
+    })),
+  }));
+  server.server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    const served = tools.get(params.name);
+    // An unknown tool is a protocol error; bad arguments are the tool's, so that the agent can correct them.
+    if (served === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    const { result, outcome } = await call(served, params.arguments ?? {}, request.headers, graphql);
+    options.observe?.(served.tool.name, outcome);
+    return result;
+  });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: options.maxBodyBytes,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request);
+  } finally {
+    await server.close();
+  }
+}
+
+/** One call: its arguments checked against its input schema, its credentials, then its operation. */
+async function call(
+  { tool, check }: ServedTool,
+  args: Record<string, unknown>,
+  headers: HeaderSource,
+  graphql: Parameters<typeof callTool>[3],
+): Promise<{ result: CallToolResult; outcome: ToolOutcome }> {
+  if (!check(args)) {
+    const problems = (check.errors ?? []).map((error) => `${error.instancePath || 'arguments'} ${error.message ?? ''}`);
+    return {
+      result: toolError(`Invalid arguments for ${tool.name}: ${problems.join('; ')}`),
+      outcome: 'invalid_arguments',
+    };
+  }
+  const missing = missingCredential(tool, headers);
+  if (missing) return { result: missing, outcome: 'missing_credential' };
+  return callTool(tool, args, headers, graphql);
+}

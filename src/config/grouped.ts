@@ -54,7 +54,10 @@ export function upstreamClientSettings(config: UpstreamClientSource, service: Up
 /** The Redis that workers and replicas share, as `src/redis/` connects to it. */
 type RedisSettings = Readonly<{ url: string; keyPrefix: string; timeoutMs: number; rateLimitFailClosed: boolean }>;
 
-/** The shared Redis's settings (REDIS_URL, REDIS_KEY_PREFIX, REDIS_TIMEOUT_MS, RATE_LIMIT_FAIL_CLOSED); undefined without REDIS_URL. */
+/**
+ * The shared Redis's settings (REDIS_URL, REDIS_KEY_PREFIX, REDIS_TIMEOUT_MS, RATE_LIMIT_FAIL_CLOSED);
+ * undefined without REDIS_URL.
+ */
 export function redisSettings(
   config: Pick<Config, 'redisUrl' | 'redisKeyPrefix' | 'redisTimeoutMs' | 'rateLimitFailClosed'>,
 ): RedisSettings | undefined {

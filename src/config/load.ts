@@ -110,8 +110,8 @@ export function loadConfig(
 /** Settings no longer read, and what replaced them: set, they stop the start rather than be ignored. */
 const RETIRED: Readonly<Record<string, string>> = {
   UPSTREAM_CIRCUIT_FAILURES:
-    'the circuit now opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, UPSTREAM_CIRCUIT_MIN_CALLS, ' +
-    'UPSTREAM_CIRCUIT_WINDOW_MS; UPSTREAM_CIRCUIT_FAILURE_RATE=0 turns it off)',
+    'the circuit now opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, ' +
+    'UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS; UPSTREAM_CIRCUIT_FAILURE_RATE=0 turns it off)',
 };
 
 function checkRetired(env: NodeJS.ProcessEnv): void {

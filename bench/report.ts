@@ -140,6 +140,11 @@ export type ResultsInput = {
   liveAtRest: LiveAtRestRun[];
   /** the contract check's own time (issue 22); empty when it was not run */
   contractCheck: ContractCheckRun[];
+  /**
+   * the latency budget (bench/latency-budget.md): measured by hand with timing instrumentation that
+   * is not shipped, so kept as written, with the run it came from, and shown as it is
+   */
+  budget?: string;
   /** faults under load; empty when it was not run */
   faults: FaultRun[];
   measurements: Measurement[];
@@ -637,6 +642,7 @@ export function renderResults(input: ResultsInput): string {
   );
 
   renderRuntimeTargets(input, find, push);
+  if (input.budget !== undefined) push(input.budget.trim(), '');
 
   // Redis (issue 13): the cache shared through Redis against the uncached gateway and the in-process cache.
   {

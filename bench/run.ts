@@ -38,7 +38,7 @@ import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { startEmulator } from '../src/emulator/server.js';
 import { startRedisServer, type RedisServer } from '../test/helpers/redis-server.js';
 import {
@@ -130,6 +130,9 @@ const BASELINE = (() => {
   if (given === undefined && major(version) === major(RUNTIME.version)) return undefined;
   return { node, version, label: `${CONTENDER.noDedupe}, Node ${major(version)}` };
 })();
+
+/** The latency budget, written by hand from a run with timing instrumentation (see the file), shown in RESULTS.md. */
+const LATENCY_BUDGET = new URL('latency-budget.md', import.meta.url);
 
 /** The baseline build ({@link BASELINE_REF}), once built: its directory, and the label of its contender. */
 let baselineBuild: { root: string; commit: string; label: string } | undefined;
@@ -1158,6 +1161,7 @@ async function main(): Promise<void> {
       liveAtRest: ONLY === undefined ? await liveAtRest() : [],
       contractCheck: ONLY === undefined ? await contractCheckCost() : [],
       faults: ONLY === undefined ? await faultRuns(PLAN.faultSeconds) : [],
+      ...(existsSync(LATENCY_BUDGET) ? { budget: readFileSync(LATENCY_BUDGET, 'utf8') } : {}),
       measurements: [],
       singleClient: [],
       steady: undefined,

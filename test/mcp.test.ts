@@ -298,6 +298,29 @@ describe('refusals', () => {
     expect(none.status).toBe(200);
   });
 
+  it('a page of one of CORS_ORIGINS is served, its preflight allowing the MCP headers', async () => {
+    const cors = await startStack({ mcp: true, corsOrigins: ['https://app.example'] }, stack.emulator);
+    try {
+      const preflight = await fetch(mcpUrl(cors), {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type, api_key, mcp-protocol-version',
+        },
+      });
+      const client = await connect(cors, { origin: 'https://app.example', api_key: API_KEY });
+      const result = await client.callTool({ name: 'GetInventory', arguments: {} });
+
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('mcp-protocol-version');
+      expect(result.structuredContent).toMatchObject({ inventory: { entries: expect.any(Array) } });
+      expect(cors.upstream().map(summary)).toEqual([expectedGet('/api/v3/store/inventory', 'api_key')]);
+    } finally {
+      await cors.close();
+    }
+  });
+
   it('GET /mcp is 405: a stateless server opens no stream', async () => {
     const response = await fetch(mcpUrl(stack), { headers: { accept: 'text/event-stream' } });
 

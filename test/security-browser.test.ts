@@ -123,7 +123,7 @@ describe('CORS (CORS_ORIGINS)', () => {
         'access-control-allow-credentials': 'true',
         'access-control-allow-methods': 'GET, POST',
         'access-control-allow-headers':
-          'accept, content-type, authorization, api_key, x-graphql-csrf, x-graphql-yoga-csrf, graphql-preflight, apollo-require-preflight, x-apollo-operation-name',
+          'accept, content-type, authorization, api_key, x-graphql-csrf, x-graphql-yoga-csrf, graphql-preflight, apollo-require-preflight, x-apollo-operation-name, mcp-protocol-version',
         'access-control-max-age': '600',
       });
       expect(denied.headers.get('access-control-allow-origin')).toBe('null');

@@ -22,8 +22,17 @@ export const CSRF_HEADERS = [
   'x-apollo-operation-name',
 ];
 
-/** Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all). */
-const CORS_ALLOWED_HEADERS = ['accept', 'content-type', ...Object.values(CREDENTIAL_HEADERS), ...CSRF_HEADERS];
+/**
+ * Request headers a cross-origin page may send (when CORS_ORIGINS lets it call at all); an MCP
+ * client sends `mcp-protocol-version` with every message after `initialize` (src/mcp/).
+ */
+const CORS_ALLOWED_HEADERS = [
+  'accept',
+  'content-type',
+  ...Object.values(CREDENTIAL_HEADERS),
+  ...CSRF_HEADERS,
+  'mcp-protocol-version',
+];
 
 /**
  * No CORS headers at all unless origins are configured: only pages of the gateway's own origin can read its answers.

@@ -439,6 +439,7 @@ function gatewayPlugins(
             yoga: self,
             corsOrigins: config.corsOrigins,
             maxBodyBytes: config.requestMaxBytes,
+            authorizationServers: config.mcpAuthorizationServers,
             observe:
               observability.metrics && ((tool, outcome) => observability.metrics?.observeMcpToolCall(tool, outcome)),
           }),

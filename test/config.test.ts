@@ -113,6 +113,7 @@ describe('loadConfig', () => {
       mcp: false,
       mcpOperations: undefined,
       mcpMutations: [],
+      mcpAuthorizationServers: undefined,
     });
   });
 
@@ -219,6 +220,12 @@ describe('loadConfig', () => {
     ['MCP', 'true', 'mcp', true],
     ['MCP_OPERATIONS', '/srv/mcp-operations', 'mcpOperations', '/srv/mcp-operations'],
     ['MCP_MUTATIONS', 'AddPet, PlaceOrder', 'mcpMutations', ['AddPet', 'PlaceOrder']],
+    [
+      'MCP_AUTHORIZATION_SERVERS',
+      'https://auth.example/realms/pets, https://login.example',
+      'mcpAuthorizationServers',
+      ['https://auth.example/realms/pets', 'https://login.example'],
+    ],
   ];
   /** The twelve timeout settings, which the configuration gives resolved: one object per area. */
   const TIMEOUT_SETTINGS = {

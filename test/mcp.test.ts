@@ -491,6 +491,53 @@ describe('with TRUSTED_DOCUMENTS', () => {
   });
 });
 
+describe('MCP_AUTHORIZATION_SERVERS: where agents get a bearer token (RFC 9728)', () => {
+  const signed = useStack({ mcp: true, mcpAuthorizationServers: ['https://auth.example/realms/pets'] });
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'agent', version: '1' } },
+  });
+  const post = (headers: Record<string, string>) =>
+    fetch(mcpUrl(signed), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: initialize,
+    });
+
+  it('serves the protected resource metadata naming the authorization servers', async () => {
+    const response = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', signed.url));
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      resource: mcpUrl(signed).href,
+      authorization_servers: ['https://auth.example/realms/pets'],
+      bearer_methods_supported: ['header'],
+      resource_name: 'petstore-gateway',
+    });
+  });
+
+  it('answers a POST with no credential 401, pointing to the metadata; one with a credential is served', async () => {
+    const bare = await post({});
+    const withKey = await post({ api_key: API_KEY });
+    const withToken = await post({ authorization: `Bearer ${BEARER}` });
+
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${mcpUrl(signed).origin}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    expect([withKey.status, withToken.status]).toEqual([200, 200]);
+    expect(signed.upstream()).toEqual([]);
+  });
+
+  it('is not there when the setting is not', async () => {
+    const response = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', stack.url));
+
+    expect(response.status).toBe(404);
+  });
+});
+
 /** A client of its own: JSON-RPC over fetch, as any MCP client speaks it, without the SDK. */
 describe('a second client, without the SDK', () => {
   /** Posts one JSON-RPC message; the status and the parsed answer (none for a 202). */

@@ -2,7 +2,7 @@
  * Settings of the MCP endpoint (`/mcp`, for AI agents): on or off, which operations are its tools,
  * which mutations among them an agent may call.
  */
-import { ConfigError, flag, type Setting } from './parse.js';
+import { ConfigError, flag, url, type Setting } from './parse.js';
 
 /** No mutation: one value, so that the default compares equal to itself (the start-up banner's changed settings). */
 const NONE: readonly string[] = Object.freeze([]);
@@ -18,6 +18,16 @@ const mutationNames = (raw: string, env: string): readonly string[] | 'all' => {
       throw new ConfigError(`${env} must be none, all or a comma-separated list of operation names, got "${name}"`);
   return Object.freeze(names);
 };
+
+/** A comma-separated list of http(s) URLs (each an OAuth authorization server's issuer). */
+const urls = (raw: string, env: string): readonly string[] =>
+  Object.freeze(
+    raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '')
+      .map((item) => url(item, env)),
+  );
 
 /** The Model Context Protocol endpoint. */
 export const MCP_SETTINGS = [
@@ -54,5 +64,20 @@ export const MCP_SETTINGS = [
       'the mutations among the operations of `MCP_OPERATIONS` that become tools: `none`, `all`, or their names ' +
       '(`AddPet,PlaceOrder`); a name that is no mutation there stops the start. Queries are always tools',
     parse: mutationNames,
+  },
+  {
+    key: 'mcpAuthorizationServers',
+    env: 'MCP_AUTHORIZATION_SERVERS',
+    default: undefined,
+    description:
+      "OAuth authorization servers (issuer URLs, comma-separated) where agents get a bearer token, named in /mcp's " +
+      'protected resource metadata (RFC 9728); unset: none',
+    details:
+      'the OAuth authorization servers (their issuer URLs, comma separated) where an agent gets a bearer token for ' +
+      'the upstreams: set, `/.well-known/oauth-protected-resource/mcp` names them (RFC 9728), and a POST to `/mcp` ' +
+      'with no credential at all is answered 401 with a `WWW-Authenticate` header pointing there, as MCP clients ' +
+      'expect to discover where to sign in; unset: no metadata document, and no 401. The gateway never checks ' +
+      'tokens itself',
+    parse: urls,
   },
 ] as const satisfies readonly Setting[];

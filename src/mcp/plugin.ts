@@ -22,12 +22,15 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { laneStandsIn } from '../http/stand-ins.js';
-import type { HeaderSource } from '../credentials.js';
+import { readCredentials, type HeaderSource } from '../credentials.js';
 import { callTool, missingCredential, toolError, type ToolOutcome } from './call.js';
 import type { McpTool } from './tools.js';
 
 /** The path of the MCP endpoint. */
 const MCP_PATH = '/mcp';
+
+/** Where RFC 9728 puts the protected resource metadata of the resource at {@link MCP_PATH}. */
+const METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
 
 /** What the endpoint serves, and how it is kept safe. */
 type McpOptions = {
@@ -36,6 +39,11 @@ type McpOptions = {
   corsOrigins: readonly string[] | undefined;
   /** the largest body of a POST (REQUEST_MAX_BYTES), answered 413 past it */
   maxBodyBytes: number;
+  /**
+   * MCP_AUTHORIZATION_SERVERS: where agents get a bearer token. Set, the protected resource
+   * metadata (RFC 9728) names them, and a POST with no credential is answered 401 pointing to it.
+   */
+  authorizationServers?: readonly string[] | undefined;
   /** the gateway's yoga (known once it is built: its plugins, this one among them, come first) */
   yoga: () => GraphQLServer;
   /** counts each call, by tool and outcome (mcp_tool_calls_total) */
@@ -65,9 +73,18 @@ export function useMcp(options: McpOptions): Plugin {
     {
       async onRequest(payload) {
         const { request, url, fetchAPI, serverContext } = payload;
+        const servers = options.authorizationServers;
+        if (servers && url.pathname === METADATA_PATH && request.method === 'GET')
+          return payload.endResponse(fetchAPI.Response.json(resourceMetadata(url, servers)));
         if (url.pathname !== MCP_PATH) return;
         const refusal = refused(request, url, options.corsOrigins);
         if (refusal !== undefined) return payload.endResponse(jsonRpcError(fetchAPI, ...refusal));
+        if (servers && request.method === 'POST' && !carriesCredential(request.headers)) {
+          // No credential at all: how an MCP client learns where to get one (the authorization specification).
+          const answer = jsonRpcError(fetchAPI, 401, 'Unauthorized: send Authorization: Bearer <token> or api_key');
+          answer.headers.set('www-authenticate', `Bearer resource_metadata="${url.origin}${METADATA_PATH}"`);
+          return payload.endResponse(answer);
+        }
         if (request.method !== 'POST') {
           const answer = jsonRpcError(
             fetchAPI,
@@ -91,7 +108,7 @@ export function useMcp(options: McpOptions): Plugin {
         );
       },
     },
-    { onRequest: 'the lane serves the GraphQL endpoint only; /mcp goes to yoga' },
+    { onRequest: 'the lane serves the GraphQL endpoint only; /mcp and its metadata document go to yoga' },
   );
 }
 
@@ -110,6 +127,22 @@ function refused(request: Request, url: URL, corsOrigins: readonly string[] | un
   const addressed = host === 'localhost' || /^[\d.]+$/.test(host) || host.includes(':');
   if (addressed && origin === url.origin) return undefined;
   return [403, `Forbidden: Origin ${origin} may not call this server (CORS_ORIGINS names the pages that may)`];
+}
+
+/** The protected resource metadata of `/mcp` (RFC 9728): the resource, and where to get a token for it. */
+function resourceMetadata(url: URL, servers: readonly string[]) {
+  return {
+    resource: `${url.origin}${MCP_PATH}`,
+    authorization_servers: servers,
+    bearer_methods_supported: ['header'],
+    resource_name: SERVER_INFO.name,
+  };
+}
+
+/** True when the request carries a credential the gateway forwards: a bearer token or an api_key. */
+function carriesCredential(headers: HeaderSource): boolean {
+  const { bearer, apiKey } = readCredentials(headers);
+  return bearer !== undefined || apiKey !== undefined;
 }
 
 /** A JSON-RPC error answer without an id, as the transport sends its own refusals. */

@@ -2,7 +2,7 @@
  * The gateway: a yoga instance wired to the upstream areas. It never listens (`main.ts` does),
  * so tests build their own.
  */
-import type { GraphQLSchema } from 'graphql';
+import { printSchema, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { ConfigError, redisSettings, upstreamClientSettings, type Config } from './config/index.js';
 import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
@@ -416,7 +416,7 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
 /** The gateway's yoga plugins, in the order they must run. */
 function gatewayPlugins(
   config: GatewayConfig,
-  { observability, shared, security, upstreams, live, mcpTools }: GatewayParts,
+  { observability, shared, security, schema, upstreams, live, mcpTools }: GatewayParts,
   graphiqlPlugin: Plugin,
   self: () => GraphQLServer,
 ): Plugin[] {
@@ -440,6 +440,8 @@ function gatewayPlugins(
             corsOrigins: config.corsOrigins,
             maxBodyBytes: config.requestMaxBytes,
             authorizationServers: config.mcpAuthorizationServers,
+            // The schema as a resource follows INTROSPECTION: off, an agent sees no more than a GraphQL client.
+            schemaSdl: config.introspection ? printSchema(schema) : undefined,
             observe:
               observability.metrics && ((tool, outcome) => observability.metrics?.observeMcpToolCall(tool, outcome)),
           }),

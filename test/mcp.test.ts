@@ -113,6 +113,31 @@ describe('tools/list', () => {
   });
 });
 
+describe('the schema as a resource (INTROSPECTION)', () => {
+  it('offers the SDL as graphql://schema while introspection is on', async () => {
+    const client = await connect(stack);
+
+    const { resources } = await client.listResources();
+    const { contents } = await client.readResource({ uri: 'graphql://schema' });
+
+    expect(resources).toEqual([expect.objectContaining({ uri: 'graphql://schema', mimeType: 'application/graphql' })]);
+    expect(contents[0]).toMatchObject({ uri: 'graphql://schema', text: expect.stringContaining('type Pet') });
+    await expect(client.readResource({ uri: 'graphql://other' })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it('offers no resources when introspection is off', async () => {
+    const closed = await startStack({ mcp: true, introspection: false }, stack.emulator);
+    try {
+      const client = await connect(closed);
+
+      expect(client.getServerCapabilities()?.resources).toBeUndefined();
+      await expect(client.listResources()).rejects.toMatchObject({ code: -32601 });
+    } finally {
+      await closed.close();
+    }
+  });
+});
+
 describe('tools/call', () => {
   it('GetPet returns the pet, and the upstream received GET /pet/1 with the api_key only', async () => {
     const client = await connect(stack, ALL_CREDENTIALS);
@@ -599,7 +624,7 @@ describe('a second client, without the SDK', () => {
   });
 
   it('an unknown method is -32601', async () => {
-    const answer = await rpc({ id: 7, method: 'resources/list' });
+    const answer = await rpc({ id: 7, method: 'prompts/list' });
 
     expect(answer.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32601 } });
   });

@@ -17,8 +17,10 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   ErrorCode,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { laneStandsIn } from '../http/stand-ins.js';
@@ -28,6 +30,9 @@ import type { McpTool } from './tools.js';
 
 /** The path of the MCP endpoint. */
 const MCP_PATH = '/mcp';
+
+/** The schema's resource, with INTROSPECTION. */
+const SCHEMA_URI = 'graphql://schema';
 
 /** Where RFC 9728 puts the protected resource metadata of the resource at {@link MCP_PATH}. */
 const METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
@@ -44,6 +49,8 @@ type McpOptions = {
    * metadata (RFC 9728) names them, and a POST with no credential is answered 401 pointing to it.
    */
   authorizationServers?: readonly string[] | undefined;
+  /** the schema's SDL, offered as the resource `graphql://schema` (with INTROSPECTION); undefined: no resources */
+  schemaSdl?: string | undefined;
   /** the gateway's yoga (known once it is built: its plugins, this one among them, come first) */
   yoga: () => GraphQLServer;
   /** counts each call, by tool and outcome (mcp_tool_calls_total) */
@@ -158,7 +165,10 @@ async function serve(
   options: McpOptions,
   graphql: Parameters<typeof callTool>[3],
 ): Promise<Response> {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+  const { schemaSdl } = options;
+  const capabilities = { tools: { listChanged: false }, ...(schemaSdl !== undefined && { resources: {} }) };
+  const server = new McpServer(SERVER_INFO, { capabilities });
+  if (schemaSdl !== undefined) offerSchema(server, schemaSdl);
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...tools.values()].map(({ tool }) => ({
       name: tool.name,
@@ -187,6 +197,23 @@ async function serve(
   } finally {
     await server.close();
   }
+}
+
+/** The schema's SDL as the resource {@link SCHEMA_URI}, for an agent that writes its own operations into tools. */
+function offerSchema(server: McpServer, sdl: string): void {
+  const resource = {
+    uri: SCHEMA_URI,
+    name: 'schema',
+    title: 'GraphQL schema',
+    description: "The gateway's GraphQL schema (SDL): every type and field, with its description",
+    mimeType: 'application/graphql',
+  };
+  server.server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [resource] }));
+  server.server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => {
+    // -32002: the specification's code for a resource that does not exist.
+    if (params.uri !== SCHEMA_URI) throw new McpError(-32002, `Resource not found: ${params.uri}`);
+    return { contents: [{ uri: SCHEMA_URI, mimeType: resource.mimeType, text: sdl }] };
+  });
 }
 
 /** One call: its arguments checked against its input schema, its credentials, then its operation. */

@@ -5,7 +5,7 @@
  * conversation held by a second client that speaks JSON-RPC over fetch without the SDK.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -32,6 +32,17 @@ const stack = useStack({ mcp: true });
 
 /** The MCP endpoint of a stack. */
 const mcpUrl = (of: Stack) => new URL('/mcp', of.url);
+
+/** A folder of its own under the system's temporary folder, removed after the file's tests. */
+const folders: string[] = [];
+function temporaryFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'mcp-operations-'));
+  folders.push(folder);
+  return folder;
+}
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -426,7 +437,7 @@ describe('MCP_MUTATIONS=all', () => {
 });
 
 describe("MCP_OPERATIONS: the operator's own folder", () => {
-  const folder = mkdtempSync(join(tmpdir(), 'mcp-operations-'));
+  const folder = temporaryFolder();
   writeFileSync(
     join(folder, 'names.graphql'),
     '# The names of several pets, by id.\nquery PetNames($ids: [ID!]!) { pets(ids: $ids) { id name } }\n',
@@ -472,7 +483,7 @@ describe("MCP_OPERATIONS: the operator's own folder", () => {
     ['an operation without a name', '{ inventory { entries { status } } }', /without a name/],
     ['an upload', 'mutation Up($file: File!) { uploadPetImage(petId: 1, file: $file) { code } }', /File/],
   ])('stops the start, naming the file, for %s', (_what, text, message) => {
-    const bad = mkdtempSync(join(tmpdir(), 'mcp-operations-'));
+    const bad = temporaryFolder();
     writeFileSync(join(bad, 'broken.graphql'), text);
     const config = testConfig({ petstoreUrl: 'http://127.0.0.1:9/api/v3', plantsUrl: 'http://127.0.0.1:9' });
 
@@ -489,7 +500,7 @@ describe("MCP_OPERATIONS: the operator's own folder", () => {
 });
 
 describe('with TRUSTED_DOCUMENTS', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'mcp-operations-'));
+  const folder = temporaryFolder();
   writeFileSync(join(folder, 'pet.graphql'), 'query PetName($id: ID!) { pet(id: $id) { name } }\n');
   // The manifest holds it as a build wrote it, in another layout.
   const text = 'query PetName($id: ID!) {\n  pet(id: $id) {\n    name\n  }\n}';

@@ -14,8 +14,8 @@
  * - `grouped.ts`: the settings as the parts of the gateway take them (an upstream client, Redis)
  */
 export { changedSettings, redactUrl } from './banner.js';
-export { closestName, flagName, helpText, startCommand, type StartCommand } from './command-line.js';
-export { EMULATOR_SETTINGS, type EmulatorConfig } from './emulator.js';
+export { closestName, flagName, helpText, startCommand } from './command-line.js';
+export { EMULATOR_SETTINGS } from './emulator.js';
 export { redisSettings, upstreamClientSettings } from './grouped.js';
 export { loadConfig, loadEmulatorConfig } from './load.js';
 export { ConfigError, type UpstreamCacheSetting } from './parse.js';

@@ -41,7 +41,6 @@ import type { RedisStatus } from './redis/connection.js';
 import { HEALTH_PATH, METRICS_PATH, READINESS_PATH } from './observability/paths.js';
 import { otlpTracesUrl, tracesExporter } from './observability/tracing.js';
 import { runtimeStatus, type RuntimeStatus } from './runtime.js';
-import { collectStartGarbageSoon } from './start-memory.js';
 
 /** How long a worker waits for the primary's answer about a rate limit or the summed metrics. */
 const PRIMARY_TIMEOUT_MS = 1000;
@@ -235,7 +234,6 @@ async function main(): Promise<void> {
   // on; the start-up lines say whether it did. The gateway serves either way and reconnects by itself.
   const redis = (await gateway.redis?.settled(REDIS_START_WAIT_MS)) ?? 'connecting';
   const serving = await serve(gateway, config);
-  collectStartGarbageSoon();
   console.log(banner(config, serving.port, upstreams, 1, redis, runtime));
   let stopping = false;
   const stop = (signal: string) => {
@@ -282,7 +280,6 @@ async function worker(): Promise<void> {
   // As in one process: Redis is given a moment to answer before this worker takes requests.
   await gateway.redis?.settled(REDIS_START_WAIT_MS);
   const serving = await serve(gateway, config);
-  collectStartGarbageSoon();
   // The primary sums every worker's metrics for /metrics, this one's included.
   onCollectMessage(workerMetrics);
   toPrimary({ type: 'gateway:listening', port: serving.port });

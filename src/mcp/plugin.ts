@@ -12,17 +12,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import type { Plugin } from 'graphql-yoga';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { laneStandsIn } from '../http/stand-ins.js';
 import { readCredentials, type HeaderSource } from '../credentials.js';
 import { callTool, missingCredential, toolError, type ToolOutcome } from './call.js';
@@ -76,6 +66,7 @@ export function useMcp(options: McpOptions): Plugin {
   const tools = new Map<string, ServedTool>(
     options.tools.map((tool) => [tool.name, { tool, check: ajv.compile(tool.inputSchema) }]),
   );
+  let sdk: Promise<typeof import('./server.js')> | undefined;
   return laneStandsIn(
     {
       async onRequest(payload) {
@@ -107,7 +98,27 @@ export function useMcp(options: McpOptions): Plugin {
           // The node request goes along as the server context: the rate limits find the caller's address in it.
           fetch: async (inner: Request) => served.fetch(inner, { req: Reflect.get(serverContext, 'req') }),
         };
-        const answer = await serve(request, tools, options, graphql);
+        // The SDK is loaded on the first call, not at start: MCP is off by default, and it weighs.
+        const { serveMcp } = await (sdk ??= import('./server.js'));
+        const answer = await serveMcp(request, {
+          info: SERVER_INFO,
+          maxBodyBytes: options.maxBodyBytes,
+          schema: options.schemaSdl === undefined ? undefined : { uri: SCHEMA_URI, sdl: options.schemaSdl },
+          tools: [...tools.values()].map(({ tool }) => ({
+            name: tool.name,
+            title: tool.annotations.title,
+            description: tool.description,
+            inputSchema: tool.inputSchema as { type: 'object' },
+            annotations: tool.annotations,
+          })),
+          call: async (name, args) => {
+            const served = tools.get(name);
+            if (served === undefined) return undefined;
+            const { result, outcome } = await call(served, args, request.headers, graphql);
+            options.observe?.(served.tool.name, outcome);
+            return result;
+          },
+        });
         // Re-made with yoga's Fetch API, which its node adapter writes.
         const body = await answer.text();
         payload.endResponse(
@@ -156,64 +167,6 @@ function carriesCredential(headers: HeaderSource): boolean {
 function jsonRpcError(fetchAPI: { Response: typeof Response }, status: number, message: string): Response {
   const body = { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
   return fetchAPI.Response.json(body, { status });
-}
-
-/** Serves one POST with a fresh server and transport (stateless), closed once it has answered. */
-async function serve(
-  request: Request,
-  tools: ReadonlyMap<string, ServedTool>,
-  options: McpOptions,
-  graphql: Parameters<typeof callTool>[3],
-): Promise<Response> {
-  const { schemaSdl } = options;
-  const capabilities = { tools: { listChanged: false }, ...(schemaSdl !== undefined && { resources: {} }) };
-  const server = new McpServer(SERVER_INFO, { capabilities });
-  if (schemaSdl !== undefined) offerSchema(server, schemaSdl);
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...tools.values()].map(({ tool }) => ({
-      name: tool.name,
-      title: tool.annotations.title,
-      description: tool.description,
-      inputSchema: tool.inputSchema as { type: 'object' },
-      annotations: tool.annotations,
-    })),
-  }));
-  server.server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
-    const served = tools.get(params.name);
-    // An unknown tool is a protocol error; bad arguments are the tool's, so that the agent can correct them.
-    if (served === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-    const { result, outcome } = await call(served, params.arguments ?? {}, request.headers, graphql);
-    options.observe?.(served.tool.name, outcome);
-    return result;
-  });
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-    maxRequestBodySize: options.maxBodyBytes,
-  });
-  await server.connect(transport);
-  try {
-    return await transport.handleRequest(request);
-  } finally {
-    await server.close();
-  }
-}
-
-/** The schema's SDL as the resource {@link SCHEMA_URI}, for an agent that writes its own operations into tools. */
-function offerSchema(server: McpServer, sdl: string): void {
-  const resource = {
-    uri: SCHEMA_URI,
-    name: 'schema',
-    title: 'GraphQL schema',
-    description: "The gateway's GraphQL schema (SDL): every type and field, with its description",
-    mimeType: 'application/graphql',
-  };
-  server.server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [resource] }));
-  server.server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => {
-    // -32002: the specification's code for a resource that does not exist.
-    if (params.uri !== SCHEMA_URI) throw new McpError(-32002, `Resource not found: ${params.uri}`);
-    return { contents: [{ uri: SCHEMA_URI, mimeType: resource.mimeType, text: sdl }] };
-  });
 }
 
 /** One call: its arguments checked against its input schema, its credentials, then its operation. */

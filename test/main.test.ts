@@ -7,13 +7,17 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runtimeStatus } from '../src/runtime.js';
 import { EVENTUALLY } from './helpers/clock.js';
 import { useProcesses, waitFor } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
 import { closedPortUrl, hold, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
+
+// Each test starts gateway processes (under tsx, or a cluster): the suite's 15 s hang guard is
+// too short for that on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 60_000 });
 
 /** The exit code of a child process, once it has exited (null: ended by a signal). */
 async function exitCode(child: ChildProcess): Promise<number | null> {

@@ -5,13 +5,17 @@
  * worker a request lands on. Also how `auto` counts cores (a container's CPU quota included).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { availableCores, cpuQuota, type ReadText } from '../src/cluster/cores.js';
 import { EVENTUALLY, until } from './helpers/clock.js';
 import { useProcesses, waitFor } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
 import { hold, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { postGraphQL } from './helpers/stack.js';
+
+// Each test starts gateway processes (under tsx, or a cluster): the suite's 15 s hang guard is
+// too short for that on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 60_000 });
 
 const processes = useProcesses();
 const redis = useRedis();

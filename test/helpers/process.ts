@@ -61,8 +61,11 @@ function startNode(nodeArgs: readonly string[], env: Record<string, string>, opt
   return { child, output: () => output, exited };
 }
 
-/** Polls `read()` until it matches `pattern`; the error on timeout shows the output so far. */
-export async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
+/**
+ * Polls `read()` until it matches `pattern`; the error on timeout shows the output so far. The
+ * default limit is a hang guard, far beyond a start under tsx on a loaded 2-core machine.
+ */
+export async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 40_000): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const match = read().match(pattern);

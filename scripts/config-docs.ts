@@ -7,20 +7,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EMULATOR_SETTINGS, flagName, SETTING_GROUPS } from '../src/config/index.js';
+import type { Setting } from '../src/config/parse.js';
 
 /** The page, relative to the project. */
 export const CONFIGURATION_PAGE = 'docs/configuration.md';
 const START = '<!-- settings:start (generated from src/config/ by `npm run docs`: edit the settings there) -->';
 const END = '<!-- settings:end -->';
 
-type DocumentedSetting = {
-  env: string;
-  default: string | undefined;
-  productionDefault?: string;
-  description: string;
-  details?: string;
-  parse: (raw: string, env: string) => unknown;
-};
+/** What the page shows of a setting: the settings table's own fields. */
+type DocumentedSetting = Pick<Setting, 'env' | 'default' | 'productionDefault' | 'description' | 'details' | 'parse'>;
 
 /** The values a setting accepts, as its parser states them (`0–1,000`), or undefined when it states none. */
 export function accepts(setting: Pick<DocumentedSetting, 'parse'>): string | undefined {

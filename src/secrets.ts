@@ -40,9 +40,13 @@ export function credentialSecrets(headers: HeaderSource): string[] {
 
 /** {@link credentialSecrets} of headers held as a record, as an upstream call has them. */
 export function credentialSecretsOf(headers: Readonly<Record<string, string>> | undefined): string[] {
-  if (headers === undefined) return [];
+  return headers === undefined ? [] : credentialSecrets(sourceOf(headers));
+}
+
+/** Headers held as a record (any case), read as a {@link HeaderSource} reads them (lower-case names). */
+function sourceOf(headers: Readonly<Record<string, string>>): HeaderSource {
   const byName = new Map(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-  return credentialSecrets({ get: (name) => byName.get(name) ?? null });
+  return { get: (name) => byName.get(name) ?? null };
 }
 
 /**
@@ -67,9 +71,7 @@ const fingerprints = new WeakMap<HeaderSource, string | undefined>();
 
 /** {@link credentialFingerprint} of headers held as a record, as an upstream call has them. */
 export function credentialFingerprintOf(headers: Readonly<Record<string, string>> | undefined): string | undefined {
-  if (headers === undefined) return undefined;
-  const byName = new Map(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-  return credentialFingerprint({ get: (name) => byName.get(name) ?? null });
+  return headers === undefined ? undefined : credentialFingerprint(sourceOf(headers));
 }
 
 /** The secret values of a request's variables: strings in fields named like a secret (`password`, `token`, ...). */

@@ -45,9 +45,10 @@ export function identifiersOfChange(change: UpstreamChange): string[] {
  * table knows of (a write, or an area whose reads are not GETs): it is not polled.
  */
 export function identifiersOfRead(call: { operation: string; resources?: readonly Resource[] }): string[] | undefined {
-  const read = operationRow(call.operation)?.reads === undefined ? undefined : call.resources?.[0];
-  if (read === undefined) return undefined;
+  const row = operationRow(call.operation);
+  const read = row?.reads === undefined ? undefined : call.resources?.[0];
+  if (row === undefined || read === undefined) return undefined;
   const change = changeOf(read);
   if (change !== undefined) return identifiersOfChange(change);
-  return operationRow(call.operation)?.graph.fields.filter((field) => field.startsWith('Query.'));
+  return row.graph.fields.filter((field) => field.startsWith('Query.'));
 }

@@ -211,7 +211,6 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
           path: '/graphql',
           maxPayloadBytes: config.requestMaxBytes,
           rateLimiter: security.rateLimiter,
-          trustProxyHops: config.trustProxyHops,
           trustedDocumentsOnly: config.trustedDocuments !== undefined,
           maskParts: (stream, args) => maskedOperationParts(stream, args, masking),
         });
@@ -525,7 +524,6 @@ function laneOptions(
     notice: (message) => logging.debug(message),
     observe: observability.lane,
     rateLimiter: security.rateLimiter,
-    trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.requestMaxBytes,
     maxInputDepth: config.inputMaxDepth,
     compressionMinBytes: config.responseCompressionMinBytes,

@@ -36,7 +36,7 @@ import { usesIncrementalDelivery } from '../plugins/incremental-delivery.js';
 import { valueNestsDeeper } from '../security/input-depth.js';
 import { bodyText, canonicalMediaType, declaredLength } from '../security/request-body.js';
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
-import { clientAddress, refusalError, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
+import { RATE_LIMIT_CHECKED, refusalError, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { encodeAnswer } from './compression.js';
 import { hooksOnlyYogaRuns, hooksTheLaneCalls } from './stand-ins.js';
@@ -82,7 +82,6 @@ export type LaneOptions = {
   observe: RequestObservations;
   /** undefined when rate limits are off */
   rateLimiter: RateLimiter | undefined;
-  trustProxyHops: number;
   /** largest body of a JSON POST, in bytes */
   maxBodyBytes: number;
   /** deepest nesting of the variables the lane serves itself (INPUT_MAX_DEPTH); deeper ones are yoga's to refuse */
@@ -318,7 +317,7 @@ class HttpLane {
       headers,
       ...(body !== undefined ? { body: typeof body === 'string' ? body : new Uint8Array(body) } : {}),
     });
-    const answer = await yoga.handleRequest(fetchRequest, { req: request, res: response, rateLimitChecked: true });
+    const answer = await yoga.handleRequest(fetchRequest, { req: request, res: response, [RATE_LIMIT_CHECKED]: true });
     // An incremental answer (@defer, @stream) is written part by part as yoga makes them, not gathered.
     if (isStreamed(answer.headers.get('content-type'))) return sendNodeResponse(answer, response, request, true);
     const payload = Buffer.from(await answer.arrayBuffer());
@@ -387,12 +386,7 @@ class HttpLane {
     const path = queryAt < 0 ? (request.url ?? '/') : (request.url ?? '/').slice(0, queryAt);
     const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }));
     if (options.rateLimiter) {
-      const address = clientAddress(
-        request.socket.remoteAddress ?? 'unknown',
-        headers.get('x-forwarded-for'),
-        options.trustProxyHops,
-      );
-      const refusal = await options.rateLimiter.check(address, headers);
+      const refusal = await options.rateLimiter.check(request.socket.remoteAddress ?? 'unknown', headers);
       if (refusal) return this.refuse(request, response, record, mediaType, refusal);
     }
     let body: string | undefined;

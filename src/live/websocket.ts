@@ -17,7 +17,7 @@ import { WebSocketServer } from 'ws';
 import { CREDENTIAL_HEADERS, type HeaderSource } from '../credentials.js';
 import { codedError } from '../errors.js';
 import type { GraphQLContext } from '../context.js';
-import { clientAddress, refusalError, type RateLimiter } from '../security/rate-limit.js';
+import { refusalError, type RateLimiter } from '../security/rate-limit.js';
 import { STREAMED } from './plugin.js';
 
 /** What the WebSocket transport is built with. */
@@ -27,8 +27,8 @@ export type WebSocketOptions = {
   path: string;
   /** largest message accepted, in bytes (REQUEST_MAX_BYTES) */
   maxPayloadBytes: number;
+  /** the gateway's rate limits (undefined when off), checked for each operation */
   rateLimiter: RateLimiter | undefined;
-  trustProxyHops: number;
   /** TRUSTED_DOCUMENTS is set: no operation runs here */
   trustedDocumentsOnly: boolean;
   /**
@@ -142,11 +142,6 @@ async function refusedOperation(
       'Only trusted documents run on this gateway, and not over the WebSocket: send them over HTTP',
     );
   if (options.rateLimiter === undefined) return undefined;
-  const address = clientAddress(
-    request.socket.remoteAddress ?? 'unknown',
-    headers.get('x-forwarded-for'),
-    options.trustProxyHops,
-  );
-  const refusal = await options.rateLimiter.check(address, headers);
+  const refusal = await options.rateLimiter.check(request.socket.remoteAddress ?? 'unknown', headers);
   return refusal === undefined ? undefined : refusalError(refusal);
 }

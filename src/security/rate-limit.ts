@@ -82,11 +82,24 @@ function refusal(perMinute: number, take: Take): RateLimitRefusal {
       };
 }
 
-/** The limits of one gateway, as a check any HTTP front can make before it reads a request. */
+/**
+ * The limits of one gateway, as the one check every way in makes before it reads a request: yoga's
+ * plugin, the HTTP front (src/http/) and the WebSocket (src/live/websocket.ts).
+ */
 export type RateLimiter = {
-  /** takes a token from the caller's buckets; the refusal when one is empty */
-  check(address: string, headers: HeaderSource): Promise<RateLimitRefusal | undefined>;
+  /**
+   * takes a token from the buckets of the caller (its credential in `headers`, and its address: the
+   * connection's `peer`, or the X-Forwarded-For entry of the outermost trusted proxy); the refusal
+   * when one is empty
+   */
+  check(peer: string, headers: HeaderSource): Promise<RateLimitRefusal | undefined>;
 };
+
+/**
+ * The key, in the server context yoga is given, of a request whose caller the HTTP front has
+ * already checked: the plugin does not count it twice.
+ */
+export const RATE_LIMIT_CHECKED = 'rateLimitChecked';
 
 /** The limiter, or undefined when both limits are 0 (off): then nothing is computed per request. */
 export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
@@ -94,7 +107,8 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
   const store = limits.store ?? createMemoryRateLimitStore();
   const now = limits.now ?? Date.now;
   return {
-    async check(address, headers) {
+    async check(peer, headers) {
+      const address = clientAddress(peer, headers.get('x-forwarded-for'), limits.trustProxyHops);
       const credential = credentialFingerprint(headers);
       const checks: [key: string, perMinute: number][] = [];
       if (limits.perMinute > 0)
@@ -131,7 +145,7 @@ export function refusalError(refusal: RateLimitRefusal): GraphQLError {
  * The yoga plugin: each GraphQL request takes a token from its client's bucket and from its
  * address's; without one it is refused with 429, RATE_LIMITED and a Retry-After in seconds.
  * It runs before the body is read, so a refused request costs almost nothing. Requests the
- * gateway's own HTTP lane has already checked (`serverContext.rateLimitChecked`) are not
+ * gateway's own HTTP front has already checked ({@link RATE_LIMIT_CHECKED}) are not
  * counted twice.
  */
 export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(limits)): Plugin {
@@ -139,13 +153,8 @@ export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(lim
   return laneStandsIn(
     {
       async onRequestParse({ request, serverContext }) {
-        if (Reflect.get(serverContext, 'rateLimitChecked') === true) return;
-        const address = clientAddress(
-          peerOf(serverContext),
-          request.headers.get('x-forwarded-for'),
-          limits.trustProxyHops,
-        );
-        const refusal = await limiter.check(address, request.headers);
+        if (Reflect.get(serverContext, RATE_LIMIT_CHECKED) === true) return;
+        const refusal = await limiter.check(peerOf(serverContext), request.headers);
         if (refusal) throw refusalError(refusal);
       },
     },

@@ -27,7 +27,8 @@ export const OBSERVABILITY_SETTINGS = [
     details:
       'share of the requests that went well (no error in the answer, a status below 400) whose `info` line ' +
       'is written, from 0 to 1 (`0`: only the lines of failed requests); a request that failed always has ' +
-      'its line, and at `LOG_LEVEL=debug` every request does. A line costs about a fifth of the CPU of a cheap request, and `/metrics` counts and ' +
+      'its line, and at `LOG_LEVEL=debug` every request does. A line costs about a fifth of the CPU of a ' +
+      'cheap request, and `/metrics` counts and ' +
       'times every request (see [Logs](operations.md#logs) and [the decision](decisions/0011-request-log-sample.md))',
     parse: ratio,
   },

@@ -65,9 +65,10 @@ async function readSource(source: string): Promise<string> {
         headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.1' },
       });
     } catch (error) {
-      throw new DocumentError(
-        `cannot fetch ${source}: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`,
-      );
+      // fetch's own message is only "fetch failed": the reason (refused, unknown host) is its cause.
+      const reason =
+        error instanceof Error ? (error.cause instanceof Error ? error.cause : error).message : String(error);
+      throw new DocumentError(`cannot fetch ${source}: ${reason}`);
     }
     if (!response.ok) throw new DocumentError(`cannot fetch ${source}: it answered ${response.status}`);
     return response.text();

@@ -217,7 +217,8 @@ function compareParameter(
   const upstream = flatten(context.upstream, counterpart.schema);
   const isList = base.type === 'array' || upstream.type === 'array';
   if ((parameter.style !== counterpart.style || parameter.explode !== counterpart.explode) && isList) {
-    const words = `${name} changed from ${parameter.style}${parameter.explode ? ', exploded' : ''} to ${counterpart.style}${counterpart.explode ? ', exploded' : ''}`;
+    const styleOf = (of: typeof parameter) => `${of.style}${of.explode ? ', exploded' : ''}`;
+    const words = `${name} changed from ${styleOf(parameter)} to ${styleOf(counterpart)}`;
     if (use === undefined || use.oneValue === true)
       list.add(
         'safe',

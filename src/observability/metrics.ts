@@ -71,7 +71,10 @@ export type Metrics = {
   observeRedisError(operation: string): void;
   /** live queries (src/live/): how many are open, an invalidation, a poll's outcome, a refusal */
   observeLive(event: LiveEvent): void;
-  /** counts one MCP tool call (src/mcp/), by tool and outcome (`ok`, `partial`, `graphql_error`, `invalid_arguments`, `missing_credential`) */
+  /**
+   * counts one MCP tool call (src/mcp/), by tool and outcome (`ok`, `partial`, `graphql_error`,
+   * `invalid_arguments`, `missing_credential`)
+   */
   observeMcpToolCall(tool: string, outcome: string): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;

@@ -1,7 +1,8 @@
 /**
  * What replicas share through Redis when REDIS_URL is set: rate-limit counters, the response
- * cache, APQ documents, upstream circuits, the upstream cache and the change feed, over one connection per process. Without REDIS_URL each process keeps
- * its own (and a cluster's primary keeps its workers' rate limits).
+ * cache, APQ documents, upstream circuits, the upstream cache and the change feed, over one
+ * connection per process. Without REDIS_URL each process keeps its own (and a cluster's primary
+ * keeps its workers' rate limits).
  */
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Cache } from '@graphql-yoga/plugin-response-cache';

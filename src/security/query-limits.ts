@@ -1,8 +1,8 @@
 /**
  * Limits on the shape of an operation, checked before anything runs: depth, aliases, tokens,
  * directives and an estimated cost (graphql-armor's rules), introspection when it is off, and an
- * operation type the graph does not serve (`subscription`). A refused operation gets one error with a stable code and HTTP 400; no resolver runs, so the
- * upstreams receive nothing.
+ * operation type the graph does not serve (`subscription`). A refused operation gets one error
+ * with a stable code and HTTP 400; no resolver runs, so the upstreams receive nothing.
  */
 import { ApolloArmor, EnvelopArmor } from '@escape.tech/graphql-armor';
 import {
@@ -183,7 +183,9 @@ const noIntrospection: ValidationRule = (context) => ({
 const servedOperationTypes: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (context.getSchema().getRootType(node.operation) !== undefined) return;
-    const message = `The graph serves no ${node.operation} operations: send a query or a mutation (for updates, a query with @live where LIVE_QUERIES is on).`;
+    const message =
+      `The graph serves no ${node.operation} operations: send a query or a mutation ` +
+      '(for updates, a query with @live where LIVE_QUERIES is on).';
     context.reportError(codedError('GRAPHQL_VALIDATION_FAILED', message, { nodes: node }));
   },
 });

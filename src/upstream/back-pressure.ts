@@ -91,7 +91,9 @@ export class RateLimitHolds {
       service,
       operation,
       failure: 'rate-limited',
-      message: `${service} limits these credentials' calls and asked for none for ${Math.ceil(remainingMs / 1000)} s (429 with Retry-After)`,
+      message:
+        `${service} limits these credentials' calls and asked for none for ` +
+        `${Math.ceil(remainingMs / 1000)} s (429 with Retry-After)`,
       retryAfterMs: remainingMs,
     });
   }

@@ -4,11 +4,21 @@
  * wherever the REST shape and the graph differ. Run `npm run codegen` after changing SDL.
  */
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { format, resolveConfig } from 'prettier';
 
 const payload = (name: string) => `../upstream/payloads.js#${name}`;
 
+/**
+ * The generated text as Prettier writes it (the project's settings), so that its lines wrap like
+ * the code beside it; `npm run lint` checks that it stays so.
+ */
+async function formatted(path: string, content: string): Promise<string> {
+  return format(content, { ...(await resolveConfig(path)), filepath: path });
+}
+
 const config: CodegenConfig = {
   schema: 'schema/*.graphql',
+  hooks: { beforeOneFileWrite: formatted },
   generates: {
     'src/__generated__/resolvers-types.ts': {
       plugins: [

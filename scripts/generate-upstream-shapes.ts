@@ -14,6 +14,8 @@
  * and `XReadShape`, the record as read, and so does every schema that contains one.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { format, resolveConfig } from 'prettier';
 import { parse } from 'yaml';
 
 const DOCUMENTS = ['schema/petstore.openapi.yaml', 'schema/plants.openapi.yaml'] as const;
@@ -202,14 +204,25 @@ function quote(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-/** A schema's description, and where it comes from, as a JSDoc comment. */
+/** The width a comment's lines wrap at: Prettier's (.prettierrc.json), which wraps the code but not the comments. */
+const COMMENT_WIDTH = 120;
+
+/** A schema's description, and where it comes from, as a JSDoc comment wrapped at {@link COMMENT_WIDTH}. */
 function comment(component: Component, note?: string): string {
   const sentences = [component.schema.description, note]
     .map((text) => text?.trim().replace(/\s+/g, ' ').replace(/\*\//g, '*\\/').replace(/[.:]$/, ''))
     .filter((text): text is string => Boolean(text))
     .map((text) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`);
   const source = `From \`${component.document}\`, \`#/components/schemas/${component.name}\`.`;
-  return `/** ${[...sentences, source].join(' ')} */`;
+  const text = [...sentences, source].join(' ');
+  if (text.length + '/**  */'.length <= COMMENT_WIDTH) return `/** ${text} */`;
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.length - 1;
+    if (last >= 0 && ` * ${lines[last]} ${word}`.length <= COMMENT_WIDTH) lines[last] += ` ${word}`;
+    else lines.push(word);
+  }
+  return ['/**', ...lines.map((line) => ` * ${line}`), ' */'].join('\n');
 }
 
 function enumMember(value: string): string {
@@ -292,5 +305,7 @@ const text = [
 ]
   .join('\n')
   .trimEnd();
-writeFileSync(new URL(OUTPUT, PROJECT), `${text}\n`);
+// Written as Prettier writes it (the project's settings), as codegen.ts has the resolver types written.
+const path = fileURLToPath(new URL(OUTPUT, PROJECT));
+writeFileSync(path, await format(`${text}\n`, { ...(await resolveConfig(path)), filepath: path }));
 console.log(`generate-upstream-shapes: wrote ${OUTPUT} (${emitted.size} declarations)`);

@@ -2,7 +2,16 @@
 import type { PetStatus } from '../upstream/payloads.js';
 import type { UploadedFile } from '../plugins/uploads.js';
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
-import type { PetPayload, CategoryPayload, TagPayload, OrderPayload, UserPayload, InventoryPayload, ApiResponsePayload, PlantPayload } from '../upstream/payloads.js';
+import type {
+  PetPayload,
+  CategoryPayload,
+  TagPayload,
+  OrderPayload,
+  UserPayload,
+  InventoryPayload,
+  ApiResponsePayload,
+  PlantPayload,
+} from '../upstream/payloads.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -10,23 +19,23 @@ export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: Non
 export type EnumResolverSignature<T, AllowedValues = any> = { [key in keyof T]?: AllowedValues };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
-  ID: { input: string; output: string; }
-  String: { input: string; output: string; }
-  Boolean: { input: boolean; output: boolean; }
-  Int: { input: number; output: number; }
-  Float: { input: number; output: number; }
+  ID: { input: string; output: string };
+  String: { input: string; output: string };
+  Boolean: { input: boolean; output: boolean };
+  Int: { input: number; output: number };
+  Float: { input: number; output: number };
   /**
    * A point in time, as an ISO 8601 string in UTC (for example `2025-03-20T11:00:00.123Z`).
    * Input accepts any ISO 8601 date-time with a time zone designator; it is normalised to UTC.
    */
-  DateTime: { input: string; output: string; }
+  DateTime: { input: string; output: string };
   /**
    * A file sent with the GraphQL multipart request specification
    * (https://github.com/jaydenseric/graphql-multipart-request-spec). It is streamed to the
    * upstream as it arrives; it is never buffered whole in the gateway.
    */
-  File: { input: UploadedFile; output: never; }
-  _FieldSet: { input: string; output: string; }
+  File: { input: UploadedFile; output: never };
+  _FieldSet: { input: string; output: string };
 };
 
 /** Result of an image upload, as the pet store reports it. */
@@ -102,61 +111,51 @@ export type Mutation = {
   uploadPetImage: ApiResponse;
 };
 
-
 /** Write operations of the pet store and plant areas. */
 export type MutationAddPetArgs = {
   input: PetInput;
 };
-
 
 /** Write operations of the pet store and plant areas. */
 export type MutationCreatePlantArgs = {
   input: NewPlantInput;
 };
 
-
 /** Write operations of the pet store and plant areas. */
 export type MutationCreateUserArgs = {
   input: UserInput;
 };
-
 
 /** Write operations of the pet store and plant areas. */
 export type MutationCreateUsersArgs = {
   input: Array<UserInput>;
 };
 
-
 /** Write operations of the pet store and plant areas. */
 export type MutationDeleteOrderArgs = {
   id: Scalars['ID']['input'];
 };
-
 
 /** Write operations of the pet store and plant areas. */
 export type MutationDeletePetArgs = {
   id: Scalars['ID']['input'];
 };
 
-
 /** Write operations of the pet store and plant areas. */
 export type MutationDeleteUserArgs = {
   username: Scalars['String']['input'];
 };
-
 
 /** Write operations of the pet store and plant areas. */
 export type MutationPlaceOrderArgs = {
   input: OrderInput;
 };
 
-
 /** Write operations of the pet store and plant areas. */
 export type MutationUpdatePetArgs = {
   id: Scalars['ID']['input'];
   input: PetInput;
 };
-
 
 /** Write operations of the pet store and plant areas. */
 export type MutationUpdatePetWithFormArgs = {
@@ -165,13 +164,11 @@ export type MutationUpdatePetWithFormArgs = {
   status?: InputMaybe<PetStatus>;
 };
 
-
 /** Write operations of the pet store and plant areas. */
 export type MutationUpdateUserArgs = {
   input: UserInput;
   username: Scalars['String']['input'];
 };
-
 
 /** Write operations of the pet store and plant areas. */
 export type MutationUploadPetImageArgs = {
@@ -288,36 +285,30 @@ export type Query = {
   user: Maybe<User>;
 };
 
-
 /** Read operations of the pet store and plant areas. */
 export type QueryOrderArgs = {
   id: Scalars['ID']['input'];
 };
-
 
 /** Read operations of the pet store and plant areas. */
 export type QueryPetArgs = {
   id: Scalars['ID']['input'];
 };
 
-
 /** Read operations of the pet store and plant areas. */
 export type QueryPetsArgs = {
   ids: Array<Scalars['ID']['input']>;
 };
-
 
 /** Read operations of the pet store and plant areas. */
 export type QueryPetsByStatusArgs = {
   status: Array<PetStatus>;
 };
 
-
 /** Read operations of the pet store and plant areas. */
 export type QueryPetsByTagsArgs = {
   tags: Array<Scalars['String']['input']>;
 };
-
 
 /** Read operations of the pet store and plant areas. */
 export type QueryUserArgs = {
@@ -383,46 +374,48 @@ export type UserInput = {
   username: Scalars['String']['input'];
 };
 
-
-
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type ReferenceResolver<TResult, TReference, TContext> = (
-      reference: TReference,
-      context: TContext,
-      info: GraphQLResolveInfo
-    ) => Promise<TResult> | TResult;
+  reference: TReference,
+  context: TContext,
+  info: GraphQLResolveInfo,
+) => Promise<TResult> | TResult;
 
-      type ScalarCheck<T, S> = S extends true ? T : NullableCheck<T, S>;
-      type NullableCheck<T, S> = Maybe<T> extends T ? Maybe<ListCheck<NonNullable<T>, S>> : ListCheck<T, S>;
-      type ListCheck<T, S> = T extends (infer U)[] ? NullableCheck<U, S>[] : GraphQLRecursivePick<T, S>;
-      export type GraphQLRecursivePick<T, S> = { [K in keyof T & keyof S]: ScalarCheck<T[K], S[K]> };
-    
+type ScalarCheck<T, S> = S extends true ? T : NullableCheck<T, S>;
+type NullableCheck<T, S> = Maybe<T> extends T ? Maybe<ListCheck<NonNullable<T>, S>> : ListCheck<T, S>;
+type ListCheck<T, S> = T extends (infer U)[] ? NullableCheck<U, S>[] : GraphQLRecursivePick<T, S>;
+export type GraphQLRecursivePick<T, S> = { [K in keyof T & keyof S]: ScalarCheck<T[K], S[K]> };
 
 export type ResolverWithResolve<TResult, TParent, TContext, TArgs> = {
   resolve: ResolverFn<TResult, TParent, TContext, TArgs>;
 };
-export type Resolver<TResult, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>, TArgs = Record<PropertyKey, never>> = ResolverFn<TResult, TParent, TContext, TArgs> | ResolverWithResolve<TResult, TParent, TContext, TArgs>;
+export type Resolver<
+  TResult,
+  TParent = Record<PropertyKey, never>,
+  TContext = Record<PropertyKey, never>,
+  TArgs = Record<PropertyKey, never>,
+> = ResolverFn<TResult, TParent, TContext, TArgs> | ResolverWithResolve<TResult, TParent, TContext, TArgs>;
 
 export type ResolverFn<TResult, TParent, TContext, TArgs> = (
   parent: TParent,
   args: TArgs,
   context: TContext,
-  info: GraphQLResolveInfo
+  info: GraphQLResolveInfo,
 ) => Promise<TResult> | TResult;
 
 export type SubscriptionSubscribeFn<TResult, TParent, TContext, TArgs> = (
   parent: TParent,
   args: TArgs,
   context: TContext,
-  info: GraphQLResolveInfo
+  info: GraphQLResolveInfo,
 ) => AsyncIterable<TResult> | Promise<AsyncIterable<TResult>>;
 
 export type SubscriptionResolveFn<TResult, TParent, TContext, TArgs> = (
   parent: TParent,
   args: TArgs,
   context: TContext,
-  info: GraphQLResolveInfo
+  info: GraphQLResolveInfo,
 ) => TResult | Promise<TResult>;
 
 export interface SubscriptionSubscriberObject<TResult, TKey extends string, TParent, TContext, TArgs> {
@@ -439,26 +432,41 @@ export type SubscriptionObject<TResult, TKey extends string, TParent, TContext, 
   | SubscriptionSubscriberObject<TResult, TKey, TParent, TContext, TArgs>
   | SubscriptionResolverObject<TResult, TParent, TContext, TArgs>;
 
-export type SubscriptionResolver<TResult, TKey extends string, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>, TArgs = Record<PropertyKey, never>> =
+export type SubscriptionResolver<
+  TResult,
+  TKey extends string,
+  TParent = Record<PropertyKey, never>,
+  TContext = Record<PropertyKey, never>,
+  TArgs = Record<PropertyKey, never>,
+> =
   | ((...args: any[]) => SubscriptionObject<TResult, TKey, TParent, TContext, TArgs>)
   | SubscriptionObject<TResult, TKey, TParent, TContext, TArgs>;
 
 export type TypeResolveFn<TTypes, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>> = (
   parent: TParent,
   context: TContext,
-  info: GraphQLResolveInfo
+  info: GraphQLResolveInfo,
 ) => Maybe<TTypes> | Promise<Maybe<TTypes>>;
 
-export type IsTypeOfResolverFn<T = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>> = (obj: T, context: TContext, info: GraphQLResolveInfo) => boolean | Promise<boolean>;
+export type IsTypeOfResolverFn<T = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>> = (
+  obj: T,
+  context: TContext,
+  info: GraphQLResolveInfo,
+) => boolean | Promise<boolean>;
 
 export type NextResolverFn<T> = () => Promise<T>;
 
-export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>, TArgs = Record<PropertyKey, never>> = (
+export type DirectiveResolverFn<
+  TResult = Record<PropertyKey, never>,
+  TParent = Record<PropertyKey, never>,
+  TContext = Record<PropertyKey, never>,
+  TArgs = Record<PropertyKey, never>,
+> = (
   next: NextResolverFn<TResult>,
   parent: TParent,
   args: TArgs,
   context: TContext,
-  info: GraphQLResolveInfo
+  info: GraphQLResolveInfo,
 ) => TResult | Promise<TResult>;
 
 /** Mapping of federation types */
@@ -470,18 +478,10 @@ export type FederationTypes = {
 
 /** Mapping of federation reference types */
 export type FederationReferenceTypes = {
-  Order:
-    ( { __typename: 'Order' }
-    & GraphQLRecursivePick<FederationTypes['Order'], {"id":true}> );
-  Pet:
-    ( { __typename: 'Pet' }
-    & GraphQLRecursivePick<FederationTypes['Pet'], {"id":true}> );
-  User:
-    ( { __typename: 'User' }
-    & GraphQLRecursivePick<FederationTypes['User'], {"username":true}> );
+  Order: { __typename: 'Order' } & GraphQLRecursivePick<FederationTypes['Order'], { id: true }>;
+  Pet: { __typename: 'Pet' } & GraphQLRecursivePick<FederationTypes['Pet'], { id: true }>;
+  User: { __typename: 'User' } & GraphQLRecursivePick<FederationTypes['User'], { username: true }>;
 };
-
-
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
@@ -538,13 +538,19 @@ export type ResolversParentTypes = {
   UserInput: UserInput;
 };
 
-export type ApiResponseResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ApiResponse'] = ResolversParentTypes['ApiResponse']> = {
+export type ApiResponseResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['ApiResponse'] = ResolversParentTypes['ApiResponse'],
+> = {
   code?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   message?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   type?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type CategoryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Category'] = ResolversParentTypes['Category']> = {
+export type CategoryResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Category'] = ResolversParentTypes['Category'],
+> = {
   id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
@@ -557,32 +563,99 @@ export interface FileScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes
   name: 'File';
 }
 
-export type InventoryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Inventory'] = ResolversParentTypes['Inventory']> = {
+export type InventoryResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Inventory'] = ResolversParentTypes['Inventory'],
+> = {
   entries?: Resolver<Array<ResolversTypes['InventoryEntry']>, ParentType, ContextType>;
 };
 
-export type InventoryEntryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['InventoryEntry'] = ResolversParentTypes['InventoryEntry']> = {
+export type InventoryEntryResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['InventoryEntry'] = ResolversParentTypes['InventoryEntry'],
+> = {
   quantity?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+export type MutationResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation'],
+> = {
   addPet?: Resolver<ResolversTypes['Pet'], ParentType, ContextType, RequireFields<MutationAddPetArgs, 'input'>>;
-  createPlant?: Resolver<ResolversTypes['Plant'], ParentType, ContextType, RequireFields<MutationCreatePlantArgs, 'input'>>;
-  createUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationCreateUserArgs, 'input'>>;
-  createUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationCreateUsersArgs, 'input'>>;
-  deleteOrder?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteOrderArgs, 'id'>>;
+  createPlant?: Resolver<
+    ResolversTypes['Plant'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreatePlantArgs, 'input'>
+  >;
+  createUser?: Resolver<
+    ResolversTypes['User'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateUserArgs, 'input'>
+  >;
+  createUsers?: Resolver<
+    Array<ResolversTypes['User']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateUsersArgs, 'input'>
+  >;
+  deleteOrder?: Resolver<
+    ResolversTypes['Boolean'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteOrderArgs, 'id'>
+  >;
   deletePet?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePetArgs, 'id'>>;
-  deleteUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'username'>>;
-  placeOrder?: Resolver<ResolversTypes['Order'], ParentType, ContextType, RequireFields<MutationPlaceOrderArgs, 'input'>>;
-  updatePet?: Resolver<ResolversTypes['Pet'], ParentType, ContextType, RequireFields<MutationUpdatePetArgs, 'id' | 'input'>>;
-  updatePetWithForm?: Resolver<ResolversTypes['Pet'], ParentType, ContextType, RequireFields<MutationUpdatePetWithFormArgs, 'id'>>;
-  updateUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUpdateUserArgs, 'input' | 'username'>>;
-  uploadPetImage?: Resolver<ResolversTypes['ApiResponse'], ParentType, ContextType, RequireFields<MutationUploadPetImageArgs, 'file' | 'petId'>>;
+  deleteUser?: Resolver<
+    ResolversTypes['Boolean'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteUserArgs, 'username'>
+  >;
+  placeOrder?: Resolver<
+    ResolversTypes['Order'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationPlaceOrderArgs, 'input'>
+  >;
+  updatePet?: Resolver<
+    ResolversTypes['Pet'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdatePetArgs, 'id' | 'input'>
+  >;
+  updatePetWithForm?: Resolver<
+    ResolversTypes['Pet'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdatePetWithFormArgs, 'id'>
+  >;
+  updateUser?: Resolver<
+    ResolversTypes['User'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateUserArgs, 'input' | 'username'>
+  >;
+  uploadPetImage?: Resolver<
+    ResolversTypes['ApiResponse'],
+    ParentType,
+    ContextType,
+    RequireFields<MutationUploadPetImageArgs, 'file' | 'petId'>
+  >;
 };
 
-export type OrderResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order'], FederationReferenceType extends FederationReferenceTypes['Order'] = FederationReferenceTypes['Order']> = {
-  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Order']> | FederationReferenceType, FederationReferenceType, ContextType>;
+export type OrderResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order'],
+  FederationReferenceType extends FederationReferenceTypes['Order'] = FederationReferenceTypes['Order'],
+> = {
+  __resolveReference?: ReferenceResolver<
+    Maybe<ResolversTypes['Order']> | FederationReferenceType,
+    FederationReferenceType,
+    ContextType
+  >;
   complete?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   pet?: Resolver<Maybe<ResolversTypes['Pet']>, ParentType, ContextType>;
@@ -592,8 +665,16 @@ export type OrderResolvers<ContextType = GraphQLContext, ParentType extends Reso
   status?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type PetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Pet'] = ResolversParentTypes['Pet'], FederationReferenceType extends FederationReferenceTypes['Pet'] = FederationReferenceTypes['Pet']> = {
-  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Pet']> | FederationReferenceType, FederationReferenceType, ContextType>;
+export type PetResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Pet'] = ResolversParentTypes['Pet'],
+  FederationReferenceType extends FederationReferenceTypes['Pet'] = FederationReferenceTypes['Pet'],
+> = {
+  __resolveReference?: ReferenceResolver<
+    Maybe<ResolversTypes['Pet']> | FederationReferenceType,
+    FederationReferenceType,
+    ContextType
+  >;
   category?: Resolver<Maybe<ResolversTypes['Category']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -602,30 +683,60 @@ export type PetResolvers<ContextType = GraphQLContext, ParentType extends Resolv
   tags?: Resolver<Array<ResolversTypes['Tag']>, ParentType, ContextType>;
 };
 
-export type PetStatusResolvers = EnumResolverSignature<{ AVAILABLE?: any, PENDING?: any, SOLD?: any }, ResolversTypes['PetStatus']>;
+export type PetStatusResolvers = EnumResolverSignature<
+  { AVAILABLE?: any; PENDING?: any; SOLD?: any },
+  ResolversTypes['PetStatus']
+>;
 
-export type PlantResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Plant'] = ResolversParentTypes['Plant']> = {
+export type PlantResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Plant'] = ResolversParentTypes['Plant'],
+> = {
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   tag?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+export type QueryResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query'],
+> = {
   inventory?: Resolver<ResolversTypes['Inventory'], ParentType, ContextType>;
   order?: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType, RequireFields<QueryOrderArgs, 'id'>>;
   pet?: Resolver<Maybe<ResolversTypes['Pet']>, ParentType, ContextType, RequireFields<QueryPetArgs, 'id'>>;
   pets?: Resolver<Array<Maybe<ResolversTypes['Pet']>>, ParentType, ContextType, RequireFields<QueryPetsArgs, 'ids'>>;
-  petsByStatus?: Resolver<Array<ResolversTypes['Pet']>, ParentType, ContextType, RequireFields<QueryPetsByStatusArgs, 'status'>>;
-  petsByTags?: Resolver<Array<ResolversTypes['Pet']>, ParentType, ContextType, RequireFields<QueryPetsByTagsArgs, 'tags'>>;
+  petsByStatus?: Resolver<
+    Array<ResolversTypes['Pet']>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryPetsByStatusArgs, 'status'>
+  >;
+  petsByTags?: Resolver<
+    Array<ResolversTypes['Pet']>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryPetsByTagsArgs, 'tags'>
+  >;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'username'>>;
 };
 
-export type TagResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Tag'] = ResolversParentTypes['Tag']> = {
+export type TagResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Tag'] = ResolversParentTypes['Tag'],
+> = {
   id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
-  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
+export type UserResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'],
+  FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User'],
+> = {
+  __resolveReference?: ReferenceResolver<
+    Maybe<ResolversTypes['User']> | FederationReferenceType,
+    FederationReferenceType,
+    ContextType
+  >;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   firstName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   id?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
@@ -651,4 +762,3 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Tag?: TagResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
 };
-

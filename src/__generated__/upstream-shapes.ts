@@ -22,7 +22,11 @@ export const TagShape = object('tag', {
 });
 export type TagPayload = Payload<typeof TagShape>;
 
-/** A pet. Properties are listed in the order servers write them (and the gateway writes them). `photoUrls` and `tags` default to empty lists: an empty list cannot be written in a form body, so neither is required. From `schema/petstore.openapi.yaml`, `#/components/schemas/Pet`. */
+/**
+ * A pet. Properties are listed in the order servers write them (and the gateway writes them). `photoUrls` and `tags`
+ * default to empty lists: an empty list cannot be written in a form body, so neither is required. From
+ * `schema/petstore.openapi.yaml`, `#/components/schemas/Pet`.
+ */
 export const PetShape = object('pet', {
   id: int64,
   category: CategoryShape,
@@ -33,7 +37,10 @@ export const PetShape = object('pet', {
 });
 export type PetPayload = Payload<typeof PetShape>;
 
-/** Several pets; the reference server writes them in XML as `<ArrayList><item>…</item></ArrayList>`. From `schema/petstore.openapi.yaml`, `#/components/schemas/PetList`. */
+/**
+ * Several pets; the reference server writes them in XML as `<ArrayList><item>…</item></ArrayList>`. From
+ * `schema/petstore.openapi.yaml`, `#/components/schemas/PetList`.
+ */
 export const PetListShape = list(PetShape, 'pet');
 export type PetListPayload = Payload<typeof PetListShape>;
 
@@ -61,7 +68,9 @@ export const UserSentShape = object('user', {
 });
 export type UserSentPayload = Payload<typeof UserSentShape>;
 
-/** A user. As read (without its write-only fields). From `schema/petstore.openapi.yaml`, `#/components/schemas/User`. */
+/**
+ * A user. As read (without its write-only fields). From `schema/petstore.openapi.yaml`, `#/components/schemas/User`.
+ */
 export const UserReadShape = object('user', {
   id: int64,
   username: string,
@@ -73,15 +82,23 @@ export const UserReadShape = object('user', {
 });
 export type UserReadPayload = Payload<typeof UserReadShape>;
 
-/** Several users. As sent (with its write-only fields). From `schema/petstore.openapi.yaml`, `#/components/schemas/UserList`. */
+/**
+ * Several users. As sent (with its write-only fields). From `schema/petstore.openapi.yaml`,
+ * `#/components/schemas/UserList`.
+ */
 export const UserListSentShape = list(UserSentShape, 'user');
 export type UserListSentPayload = Payload<typeof UserListSentShape>;
 
-/** Several users. As read (without its write-only fields). From `schema/petstore.openapi.yaml`, `#/components/schemas/UserList`. */
+/**
+ * Several users. As read (without its write-only fields). From `schema/petstore.openapi.yaml`,
+ * `#/components/schemas/UserList`.
+ */
 export const UserListReadShape = list(UserReadShape, 'user');
 export type UserListReadPayload = Payload<typeof UserListReadShape>;
 
-/** The interface's answer to an image upload. From `schema/petstore.openapi.yaml`, `#/components/schemas/ApiResponse`. */
+/**
+ * The interface's answer to an image upload. From `schema/petstore.openapi.yaml`, `#/components/schemas/ApiResponse`.
+ */
 export const ApiResponseShape = object('apiResponse', {
   code: int32,
   type: string,
@@ -106,7 +123,10 @@ export const PlantShape = object('plant', {
 });
 export type PlantPayload = Payload<typeof PlantShape>;
 
-/** A plant to create; a Plant with its identification number, which is required. From `schema/plants.openapi.yaml`, `#/components/schemas/NewPlant`. */
+/**
+ * A plant to create; a Plant with its identification number, which is required. From `schema/plants.openapi.yaml`,
+ * `#/components/schemas/NewPlant`.
+ */
 export const NewPlantShape = object('newPlant', {
   id: int64,
   name: string,

@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { ConfigError, type Config } from './config/index.js';
 import type { Gateway } from './gateway.js';
-import { writeInternalError } from './http/lane.js';
+import { writeInternalError } from './internal-error.js';
 import { ShortLivedTable } from './short-lived-table.js';
 
 /**

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway, type Gateway, type GatewayDependencies } from '../src/gateway.js';
-import { INTERNAL_ERROR_BODY } from '../src/http/lane.js';
+import { INTERNAL_ERROR_BODY } from '../src/internal-error.js';
 import { serve, type Serving } from '../src/server.js';
 import { testConfig } from './helpers/stack.js';
 

@@ -38,36 +38,11 @@ import { bodyText, canonicalMediaType, declaredLength } from '../security/reques
 import { trustedDocument, type TrustedDocuments } from '../security/trusted-documents.js';
 import { RATE_LIMIT_CHECKED, refusalError, type RateLimiter, type RateLimitRefusal } from '../security/rate-limit.js';
 import { CSRF_HEADERS } from '../security/cross-site.js';
+import { writeInternalError } from '../internal-error.js';
+import { setRequestId } from '../observability/request-context.js';
 import { encodeAnswer } from './compression.js';
 import { hooksOnlyYogaRuns, hooksTheLaneCalls } from './stand-ins.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
-
-/** The answer to a failure outside GraphQL execution: masked, its detail in the log only. */
-export const INTERNAL_ERROR_BODY =
-  '{"errors":[{"message":"Unexpected error.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}';
-
-/**
- * Answers a failure with the masked 500 ({@link INTERNAL_ERROR_BODY}) and the request id, when
- * nothing of the answer was sent yet (the headers a failed step had set go: they were another
- * answer's); else closes the connection, since a half-sent answer cannot be taken back. True when
- * the 500 was written.
- */
-export function writeInternalError(response: ServerResponse, requestId: string): boolean {
-  try {
-    if (response.headersSent || response.destroyed) throw new Error('the answer has begun');
-    for (const name of response.getHeaderNames()) if (name !== 'connection') response.removeHeader(name);
-    response.writeHead(500, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(INTERNAL_ERROR_BODY)),
-      'x-request-id': requestId,
-    });
-    response.end(INTERNAL_ERROR_BODY);
-    return true;
-  } catch {
-    response.destroy();
-    return false;
-  }
-}
 
 /** A node:http request listener. */
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -341,10 +316,10 @@ class HttpLane {
     const headers: Record<string, string> = {
       'content-type': `${mediaType}; charset=utf-8`,
       'content-length': String(answer.length),
-      'x-request-id': record.id,
       ...answer.headers,
       ...extra,
     };
+    setRequestId(headers, record.id);
     const cors =
       this.#options.cors === false
         ? null
@@ -384,7 +359,8 @@ class HttpLane {
     const observe = this.#observe;
     const headers = headerReader(request.headers);
     const path = queryAt < 0 ? (request.url ?? '/') : (request.url ?? '/').slice(0, queryAt);
-    const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }));
+    const lookalike = fetchLike(method, path, headers);
+    const record = observe.beginRequest(method, path, headers, () => ({ ...request.headers }), lookalike);
     if (options.rateLimiter) {
       const refusal = await options.rateLimiter.check(request.socket.remoteAddress ?? 'unknown', headers);
       if (refusal) return this.refuse(request, response, record, mediaType, refusal);
@@ -409,7 +385,7 @@ class HttpLane {
       req: request,
       res: response,
       waitUntil: this.#waitUntil,
-      request: fetchLike(method, path, headers),
+      request: lookalike,
       params,
     };
     await this.operate(response, record, context, mediaType, body);
@@ -428,10 +404,9 @@ class HttpLane {
     body: string | undefined,
   ): Promise<void> {
     const observe = this.#observe;
-    // Found by the hooks as yoga's path finds its own: the record by the request, the operation by the context.
-    observe.scopes.bindRequest(context.request, record);
-    const operation = observe.beginOperation(record);
-    observe.scopes.bindOperation(context, { request: record, operation });
+    // Found by the hooks as yoga's path finds its own: the record by the request (bound as it
+    // began), the operation by the context.
+    const operation = observe.beginOperation(record, context);
     const hooked = this.paramsHooks(context);
     // Awaited only when a hook was asynchronous: a promise per await is a fair share of a cheap request.
     const early = hooked instanceof Promise ? await hooked : hooked;

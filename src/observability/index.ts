@@ -14,7 +14,7 @@ import { yogaLogger } from './yoga-logger.js';
 import type { UpstreamObserver } from '../upstream/http.js';
 import type { UpstreamService } from '../upstream/failure.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { LogScope, type UpstreamCallRecord } from './request-context.js';
+import { LogScope, setRequestId, type UpstreamCallRecord } from './request-context.js';
 import { RequestObserver, type RequestObservations } from './request-observer.js';
 import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import { createTracing, type Tracing, type TracingConfig, type TracingDependencies } from './tracing.js';
@@ -93,17 +93,14 @@ function observabilityPlugin(observe: RequestObservations): Plugin {
     {
       instrumentation: {
         request({ request }, wrapped) {
-          const record = observe.beginRequest(request.method, new URL(request.url).pathname, request.headers, () =>
-            Object.fromEntries(request.headers),
-          );
-          scopes.bindRequest(request, record);
+          const { method, url, headers } = request;
+          observe.beginRequest(method, new URL(url).pathname, headers, () => Object.fromEntries(headers), request);
           return wrapped();
         },
         operation({ context, request }, wrapped) {
           const record = scopes.requestOf(request);
           if (record === undefined) return wrapped();
-          const operation = observe.beginOperation(record);
-          scopes.bindOperation(context, { request: record, operation });
+          const operation = observe.beginOperation(record, context);
           return (async () => {
             try {
               await wrapped();
@@ -142,7 +139,7 @@ function observabilityPlugin(observe: RequestObservations): Plugin {
       onResponse({ request, response }) {
         const record = scopes.requestOf(request);
         if (record === undefined) return;
-        response.headers.set('x-request-id', record.id);
+        setRequestId(response.headers, record.id);
         observe.responseReady(record, response.status);
       },
     },
@@ -197,7 +194,7 @@ function upstreamObserver(
     }
     request?.upstream.push(record);
     const headers: Record<string, string> = span && tracing ? tracing.headersFor(span) : {};
-    if (request) headers['x-request-id'] = request.id;
+    if (request) setRequestId(headers, request.id);
     return {
       headers,
       end(outcome) {

@@ -11,6 +11,7 @@
  * AsyncLocalStorage (on Node 20 it put a hook on every promise of the process).
  */
 import { randomUUID } from 'node:crypto';
+import type { HeaderSource } from '../credentials.js';
 import type { RequestRecord, RequestScope, UpstreamCallRecord } from '../upstream/request-scope.js';
 
 // The records themselves are the upstream layer's types, which the request scope goes down to.
@@ -70,13 +71,34 @@ export class LogScope {
   };
 }
 
+/** The header a request's id comes in, goes upstream with each call in, and is answered with. */
+const REQUEST_ID_HEADER = 'x-request-id';
+
 /**
- * The caller's request id when it is one a log can safely hold (up to 128 letters, digits and
- * `-_.:/+=@`: a UUID, a ULID, a load balancer's `Root=1-…`), else a new UUID. Anything else
- * (spaces, quotes, line breaks) is replaced, so that no caller can forge log lines through it.
+ * The caller's request id (`x-request-id`) when it is one a log can safely hold (up to 128
+ * letters, digits and `-_.:/+=@`: a UUID, a ULID, a load balancer's `Root=1-…`), else a new UUID.
+ * Anything else (spaces, quotes, line breaks) is replaced, so that no caller can forge log lines
+ * through it.
  */
-export function requestIdFrom(header: string | null): string {
+export function requestIdFrom(headers: HeaderSource): string {
+  const header = headers.get(REQUEST_ID_HEADER);
   return header !== null && /^[\w.:/+=@-]{1,128}$/.test(header) ? header : randomUUID();
+}
+
+/** Headers being sent: a Fetch `Headers` (yoga's answers), or a record as node:http and undici take them. */
+type OutgoingHeaders = Pick<Headers, 'set'> | Record<string, string>;
+
+/**
+ * Sets the request id on the headers of an answer, whichever path writes it, or of an upstream
+ * call: the one place `x-request-id` is set.
+ */
+export function setRequestId(headers: OutgoingHeaders, id: string): void {
+  if (isFetchHeaders(headers)) headers.set(REQUEST_ID_HEADER, id);
+  else headers[REQUEST_ID_HEADER] = id;
+}
+
+function isFetchHeaders(headers: OutgoingHeaders): headers is Pick<Headers, 'set'> {
+  return typeof headers.set === 'function';
 }
 
 /**

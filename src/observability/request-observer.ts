@@ -1,7 +1,8 @@
 /**
  * What observability records of each request, in the order yoga's hooks make the observations:
  * the request's record, its operations (counted and their spans ended once), its log line. The
- * gateway's own HTTP lane (src/http/) makes the same observations itself.
+ * observability plugin makes them from yoga's hooks, the gateway's HTTP front (src/http/) as it
+ * serves a request: the same calls, each one step of the observation.
  */
 import type { Span } from '@opentelemetry/api';
 import type { ExecutionResult, GraphQLError, OperationDefinitionNode } from 'graphql';
@@ -56,8 +57,9 @@ export type RequestObservations = {
     path: string,
     headers: HeaderSource,
     allHeaders: () => Record<string, string | string[] | undefined>,
+    request?: object,
   ): RequestRecord;
-  beginOperation(request: RequestRecord): OperationRecord;
+  beginOperation(request: RequestRecord, context?: object): OperationRecord;
   paramsRead(
     request: RequestRecord,
     operation: OperationRecord,
@@ -104,15 +106,19 @@ export class RequestObserver implements RequestObservations {
     this.sample = this.debug ? 1 : requestLogSample;
   }
 
-  /** A request starts: its record, current for everything that runs while it is served. */
+  /**
+   * A request starts: its record, current for everything that runs while it is served, and found
+   * by `request` (yoga's Fetch Request, or the HTTP front's stand-in for it) when one is given.
+   */
   beginRequest(
     method: string,
     path: string,
     headers: HeaderSource,
     allHeaders: () => Record<string, string | string[] | undefined>,
+    request?: object,
   ): RequestRecord {
-    return {
-      id: requestIdFrom(headers.get('x-request-id')),
+    const record: RequestRecord = {
+      id: requestIdFrom(headers),
       started: performance.now(),
       method,
       path,
@@ -123,18 +129,21 @@ export class RequestObserver implements RequestObservations {
       // Headers are only kept for a debug log, where the logger redacts the credentials among them.
       ...(this.debug ? { headers: allHeaders() } : {}),
     };
+    if (request !== undefined) this.scopes.bindRequest(request, record);
+    return record;
   }
 
   /**
    * An operation of `request` starts. Its span, when tracing is on, is started once its first
    * upstream call asks for it (or it is finished without one), back-dated to now: an operation the
    * HTTP lane begins and then hands to yoga (a document that does not parse or validate) leaves
-   * no span open.
+   * no span open. The operation is found by `context`, its GraphQL context, when one is given.
    */
-  beginOperation(request: RequestRecord): OperationRecord {
+  beginOperation(request: RequestRecord, context?: object): OperationRecord {
     const operation: OperationRecord = { started: performance.now(), errorCodes: [] };
     if (this.tracing) operation.traced = true;
     request.operations.push(operation);
+    if (context !== undefined) this.scopes.bindOperation(context, { request, operation });
     return operation;
   }
 
@@ -199,7 +208,7 @@ export class RequestObserver implements RequestObservations {
     request.operations.push({ started: request.started, ended: performance.now(), errorCodes: [code] });
   }
 
-  /** The response is ready: the request's log line. The caller sends `x-request-id: request.id` with it. */
+  /** The response is ready: the request's log line. The caller sends the request id with it (`setRequestId`). */
   responseReady(request: RequestRecord, status: number): void {
     // An operation whose result was never processed (its request failed on the way) is finished here.
     for (const operation of request.operations) this.finishOperation(request, operation);

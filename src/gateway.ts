@@ -4,16 +4,17 @@
  */
 import { printSchema, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { named, type NamedPlugin } from './plugins/named.js';
 import { ConfigError, redisSettings, upstreamClientSettings, type Config } from './config/index.js';
 import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
 import { credentialSecrets } from './secrets.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
 import { ContractSampler } from './contract/sampling.js';
-import { corsOptions } from './security/cross-site.js';
 import { maskError } from './errors.js';
 import { useAnswerCompression } from './http/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
+import type { YogaOptions } from './http/plugin-table.js';
 import { useEntryPages } from './plugins/entry-pages.js';
 import { useExplain } from './plugins/explain.js';
 import {
@@ -62,9 +63,8 @@ export type Gateway = {
   /** what a node:http server serves: the lean lane for plain GraphQL requests, yoga for the rest (src/http/lane.ts) */
   handler: HttpHandler;
   /**
-   * the plugins' request hooks the lane does not stand in for (src/http/stand-ins.ts), as
-   * `plugin <index> <hook>`: while there is one, yoga serves every request; empty, the lane serves
-   * plain GraphQL requests
+   * why yoga serves every request: each plugin, request hook or option of yoga's that the front's
+   * table does not cover (src/http/plugin-table.ts); empty, the lane serves plain GraphQL requests
    */
   yogaOnly: readonly string[];
   /** yoga with every plugin: serves what the lane does not, and can be called with Fetch requests */
@@ -192,8 +192,9 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const upstreams = createUpstreams(config, dependencies, observability, shared);
   const live = config.liveQueries ? createLive(config, observability, security, upstreams) : undefined;
   const parts: GatewayParts = { observability, shared, security, schema, upstreams, live, mcpTools };
-  const { yoga, plugins } = createGatewayYoga(config, parts);
-  const { handler, yogaOnly } = createHttpHandler(laneOptions(config, parts, yoga, plugins));
+  const built = createGatewayYoga(config, parts);
+  const { yoga } = built;
+  const { handler, yogaOnly } = createHttpHandler(laneOptions(config, parts, built));
 
   return {
     handler,
@@ -368,8 +369,15 @@ function mcpToolsOf(
   }
 }
 
-/** yoga, and the plugins the gateway gave it (the lane reads their hooks: src/http/stand-ins.ts). */
-type GatewayYoga = { yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>; plugins: Plugin[] };
+/**
+ * yoga, the options it was created with and the plugins the gateway gave it, by name: the lane
+ * reads them against its table (src/http/plugin-table.ts).
+ */
+type GatewayYoga = {
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  options: YogaOptions;
+  plugins: NamedPlugin[];
+};
 
 /** Builds yoga with every plugin, in the order they must run. */
 function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayYoga {
@@ -387,7 +395,7 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
     return built.yoga;
   };
   const plugins = gatewayPlugins(config, parts, graphiql.plugin, self);
-  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+  const options: YogaOptions = {
     schema,
     maskedErrors: { maskError },
     // Its document cache stays; validation results are kept by useValidationRules (src/security/query-limits.ts).
@@ -404,35 +412,40 @@ function createGatewayYoga(config: GatewayConfig, parts: GatewayParts): GatewayY
     multipart: false,
     // yoga's landing page names its version; `/` has a page of ours (src/plugins/entry-pages.ts).
     landingPage: false,
-    plugins,
+    plugins: plugins.map(({ plugin }) => plugin),
     // Expected failures (upstream 4xx, bad input) log one line; unexpected ones keep their stack, server-side.
     logging: observability.logger,
-  });
+  };
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>(options);
   built.yoga = yoga;
-  return { yoga, plugins };
+  return { yoga, options, plugins };
 }
 
-/** The gateway's yoga plugins, in the order they must run. */
+/** The gateway's yoga plugins, in the order they must run, each under its name in the front's table. */
 function gatewayPlugins(
   config: GatewayConfig,
   { observability, shared, security, schema, upstreams, live, mcpTools }: GatewayParts,
   graphiqlPlugin: Plugin,
   self: () => GraphQLServer,
-): Plugin[] {
+): NamedPlugin[] {
   return [
     // Each operation's GraphQL context: its upstream clients make their calls for its request (their
     // log, metrics and spans), within its call budget (src/context.ts).
-    useGraphQLContext((initial) =>
-      createContext(
-        initial.request,
-        upstreams.upstreamsFor(security.budget(), observability.lane.scopes.scopeOf(initial)),
+    ...named(
+      'graphql-context',
+      useGraphQLContext((initial) =>
+        createContext(
+          initial.request,
+          upstreams.upstreamsFor(security.budget(), observability.lane.scopes.scopeOf(initial)),
+        ),
       ),
     ),
     // First: a browser's visit is answered before the CSRF check refuses it.
-    useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql }),
+    ...named('entry-pages', useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql })),
     // `/mcp` (MCP): each tool call runs its operation through this same yoga (src/mcp/).
     ...(mcpTools
-      ? [
+      ? named(
+          'mcp',
           useMcp({
             tools: mcpTools,
             yoga: self,
@@ -444,45 +457,56 @@ function gatewayPlugins(
             observe:
               observability.metrics && ((tool, outcome) => observability.metrics?.observeMcpToolCall(tool, outcome)),
           }),
-        ]
+        )
       : []),
-    useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles }),
+    ...named('uploads', useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles })),
     ...security.plugins,
     // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).
-    ...useIncrementalDelivery(incrementalDelivery(observability)),
+    ...named('incremental-delivery', useIncrementalDelivery(incrementalDelivery(observability))),
     // Apollo's automatic persisted queries, unless trusted documents replace them (src/plugins/persisted-queries.ts).
     ...(config.trustedDocuments === undefined
-      ? [usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore })]
+      ? named(
+          'persisted-queries',
+          usePersistedQueries({ enabled: config.apq, maxDocuments: config.apqMaxDocuments, shared: shared?.apqStore }),
+        )
       : []),
     // Off unless RESPONSE_CACHE_TTL_MS is set (src/plugins/response-cache.ts).
-    ...responseCachePlugins({
-      ttlMs: config.responseCacheTtlMs,
-      ttlPerType: config.responseCacheTtlPerType,
-      cache: shared?.responseCache,
-    }),
+    ...named(
+      'response-cache',
+      responseCachePlugins({
+        ttlMs: config.responseCacheTtlMs,
+        ttlPerType: config.responseCacheTtlPerType,
+        cache: shared?.responseCache,
+      }),
+    ),
     // GraphiQL's page and large answers compressed for clients that ask (as the lane does): before
     // the observability plugin, which then logs the status sent (a 304 for a current page).
-    graphiqlPlugin,
-    useAnswerCompression({ minBytes: config.responseCompressionMinBytes }),
+    ...named('graphiql', graphiqlPlugin),
+    ...named('compression', useAnswerCompression({ minBytes: config.responseCompressionMinBytes })),
     // `x-gateway-explain: 1` gets extensions.upstream (EXPLAIN; src/plugins/explain.ts): after the
     // response cache has kept the result, before the observer logs it.
-    ...(config.explain ? [useExplain(observability.lane.scopes)] : []),
+    ...(config.explain ? named('explain', useExplain(observability.lane.scopes)) : []),
     // extensions.upstreamCache when part of an answer was served stale (src/plugins/upstream-cache-notice.ts).
-    ...(config.upstreamCache.enabled ? [useUpstreamCacheNotice(observability.lane.scopes)] : []),
+    ...(config.upstreamCache.enabled
+      ? named('upstream-cache-notice', useUpstreamCacheNotice(observability.lane.scopes))
+      : []),
     // Last: it logs and counts results and responses as they leave, every error with its final
     // code; its instrumentation still wraps the whole request, refused ones included. Then
     // /metrics and /readiness, the latter asked through each area's own pool.
-    observability.plugin,
+    ...named('observability', observability.plugin),
     // `@live` queries (LIVE_QUERIES; src/live/): after the observer, whose execution it runs again on each change.
-    ...(live ? [live.plugin as Plugin] : []),
-    useOperationsEndpoints({
-      metrics: observability.metrics,
-      readiness: () =>
-        checkReadiness([upstreams.petstore, upstreams.plants], config.readinessTimeoutMs, {
-          redis: shared?.redis,
-          redisRequired: config.redisRequired,
-        }),
-    }),
+    ...(live ? named('live-queries', live.plugin as Plugin) : []),
+    ...named(
+      'operations-endpoints',
+      useOperationsEndpoints({
+        metrics: observability.metrics,
+        readiness: () =>
+          checkReadiness([upstreams.petstore, upstreams.plants], config.readinessTimeoutMs, {
+            redis: shared?.redis,
+            redisRequired: config.redisRequired,
+          }),
+      }),
+    ),
   ];
 }
 
@@ -508,18 +532,17 @@ function incrementalDelivery(observability: Observability): IncrementalDeliveryO
   };
 }
 
-/** The lane's options: the same yoga, plugins, masking, limits and CORS as yoga's path. */
+/** The lane's options: the same yoga, options, plugins, limits and log as yoga's path. */
 function laneOptions(
   config: GatewayConfig,
   { observability, security }: GatewayParts,
-  yoga: GatewayYoga['yoga'],
-  plugins: readonly Plugin[],
+  { yoga, options, plugins }: GatewayYoga,
 ): LaneOptions {
   const logging = observability.logger;
   return {
     yoga,
+    yogaOptions: options,
     plugins,
-    maskError,
     logMasked: (error) => logging.error(error),
     notice: (message) => logging.debug(message),
     observe: observability.lane,
@@ -527,8 +550,6 @@ function laneOptions(
     maxBodyBytes: config.requestMaxBytes,
     maxInputDepth: config.inputMaxDepth,
     compressionMinBytes: config.responseCompressionMinBytes,
-    csrfPrevention: config.csrfPrevention,
-    cors: corsOptions(config.corsOrigins),
     trustedDocuments: security.trustedDocuments,
   };
 }

@@ -16,7 +16,6 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Emulator } from '../src/emulator/server.js';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.js';
-import { hooksOnlyYogaRuns, laneStandsIn } from '../src/http/stand-ins.js';
 import { checkErrorCodes } from './helpers/error-codes.js';
 import {
   explainCorpus,
@@ -203,7 +202,7 @@ afterAll(async () => {
 });
 
 describe('the node:http front and yoga', () => {
-  it('the lane serves plain GraphQL requests on both gateways: no plugin hook keeps them on yoga', () => {
+  it('the lane serves plain GraphQL requests on each gateway: its table covers every plugin and option (src/http/plugin-table.ts)', () => {
     expect(plain.gateway.yogaOnly).toEqual([]);
     expect(browserFacing.gateway.yogaOnly).toEqual([]);
     expect(hardened.gateway.yogaOnly).toEqual([]);
@@ -329,23 +328,8 @@ describe('a rate-limit refusal', () => {
   });
 });
 
-describe("which requests the lane serves, from the plugins' hooks", () => {
-  it('none while a plugin has a request hook that no stand-in covers, a new hook of a marked plugin included', () => {
-    const marked = laneStandsIn({ onParams: () => undefined }, { onParams: 'the lane does it' });
-    const grown = laneStandsIn(
-      { onParams: () => undefined, onResponse: () => undefined },
-      { onParams: 'the lane does it' },
-    );
-    const envelopOnly = { onExecute: () => undefined, onParse: () => undefined };
-
-    expect(hooksOnlyYogaRuns([marked, envelopOnly])).toEqual([]);
-    expect(hooksOnlyYogaRuns([marked, grown, { onRequest: () => undefined }])).toEqual([
-      'plugin 1 onResponse',
-      'plugin 2 onRequest',
-    ]);
-  });
-
-  it('with the response cache on, the lane calls its lookup and answers misses and hits as yoga does', async () => {
+describe('with the response cache on', () => {
+  it('the lane calls its lookup and answers misses and hits as yoga does', async () => {
     const cached = await serve(
       testConfig({ petstoreUrl: upstream.petstoreUrl, plantsUrl: upstream.plantsUrl, responseCacheTtlMs: 60_000 }),
     );

@@ -13,7 +13,6 @@
  */
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
-import { laneStandsIn } from './stand-ins.js';
 
 /** The codings the gateway sends. */
 export type ContentCoding = 'br' | 'gzip';
@@ -171,28 +170,23 @@ export function useAnswerCompression(options: {
   minBytes: number;
 }): Plugin {
   const { minBytes } = options;
-  return laneStandsIn(
-    {
-      async onResponse(payload) {
-        const { request, response, fetchAPI } = payload;
-        if (minBytes === 0 || response.body === null || response.headers.has('content-encoding')) return;
-        if (!isJsonAnswer(response.headers.get('content-type'))) return;
-        // yoga's answers carry their length: a small one is left alone without being read.
-        const declared = response.headers.get('content-length');
-        if (declared !== null && Number(declared) <= minBytes) return;
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        const answer = encodeAnswer(bytes, request.headers.get('accept-encoding'), minBytes);
-        const { 'content-encoding': coding, vary } = answer.headers;
-        const headers = changedHeaders(response.headers, {
-          'content-length': String(answer.length),
-          'content-encoding': coding,
-          ...(vary !== undefined ? { vary: withVary(response.headers.get('vary') ?? undefined, vary) } : {}),
-        });
-        payload.setResponse(new fetchAPI.Response(answer.body, { status: response.status, headers }));
-      },
+  return {
+    async onResponse(payload) {
+      const { request, response, fetchAPI } = payload;
+      if (minBytes === 0 || response.body === null || response.headers.has('content-encoding')) return;
+      if (!isJsonAnswer(response.headers.get('content-type'))) return;
+      // yoga's answers carry their length: a small one is left alone without being read.
+      const declared = response.headers.get('content-length');
+      if (declared !== null && Number(declared) <= minBytes) return;
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const answer = encodeAnswer(bytes, request.headers.get('accept-encoding'), minBytes);
+      const { 'content-encoding': coding, vary } = answer.headers;
+      const headers = changedHeaders(response.headers, {
+        'content-length': String(answer.length),
+        'content-encoding': coding,
+        ...(vary !== undefined ? { vary: withVary(response.headers.get('vary') ?? undefined, vary) } : {}),
+      });
+      payload.setResponse(new fetchAPI.Response(answer.body, { status: response.status, headers }));
     },
-    {
-      onResponse: 'the lane compresses with the same encodeAnswer and RESPONSE_COMPRESSION_MIN_BYTES',
-    },
-  );
+  };
 }

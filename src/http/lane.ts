@@ -6,9 +6,10 @@
  * executor. No Fetch `Request` or `Response` is built for it, nor are yoga's request hooks run
  * through yoga's pipeline: on this path that cost more CPU than the rest of the request together
  * (docs/architecture.md, "One request pipeline"). The lane calls the `onParams` and
- * `onResultProcess` hooks of the plugins marked for it (the response cache's lookup, redaction,
- * the observer), and does the work of every other request hook the way the plugin's mark says
- * (src/http/stand-ins.ts); a hook without a mark sends every request to yoga.
+ * `onResultProcess` hooks its table says it calls (the response cache's lookup, redaction, the
+ * observer), and does the work of every other request hook the way the table says
+ * (src/http/plugin-table.ts); a plugin, hook or option the table does not cover sends every
+ * request to yoga.
  *
  * Everything else goes to yoga, whole: GraphiQL, uploads, batches, automatic persisted queries,
  * CORS preflights, other content types, and every request the lane finds unusual once it has read
@@ -28,6 +29,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { GraphQLParams, Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { NamedPlugin } from '../plugins/named.js';
 import type { GraphQLContext } from '../context.js';
 import type { HeaderSource } from '../credentials.js';
 import type { RequestObservations } from '../observability/index.js';
@@ -41,7 +43,7 @@ import { CSRF_HEADERS } from '../security/cross-site.js';
 import { writeInternalError } from '../internal-error.js';
 import { setRequestId } from '../observability/request-context.js';
 import { encodeAnswer } from './compression.js';
-import { hooksOnlyYogaRuns, hooksTheLaneCalls } from './stand-ins.js';
+import { pluginsOf, readPluginTable, servedOptions, type YogaOptions } from './plugin-table.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
 /** A node:http request listener. */
@@ -50,8 +52,16 @@ export type HttpHandler = (request: IncomingMessage, response: ServerResponse) =
 /** What the lane is built with. */
 export type LaneOptions = {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
-  /** yoga's `maskedErrors.maskError` */
-  maskError(error: unknown, message: string): GraphQLError;
+  /**
+   * the options yoga was created with: the lane serves only what its table says it can of them
+   * (src/http/plugin-table.ts), and masks failures and sends CORS headers by the same ones
+   */
+  yogaOptions: YogaOptions;
+  /**
+   * the plugins the gateway gave yoga, each under its name in the lane's table: the lane serves
+   * nothing while one of them has a request hook its row does not cover
+   */
+  plugins: readonly NamedPlugin[];
   /** logs an error that was masked (unexpected: with its stack, server-side) */
   logMasked(error: unknown): void;
   observe: RequestObservations;
@@ -66,22 +76,11 @@ export type LaneOptions = {
    * yoga's are (src/http/compression.ts); 0: never
    */
   compressionMinBytes: number;
-  csrfPrevention: boolean;
-  /**
-   * the plugins the gateway gave yoga: the lane serves nothing while one of them has a request
-   * hook it does not stand in for (src/http/stand-ins.ts)
-   */
-  plugins: readonly Plugin[];
-  /** yoga's CORS options: the lane sends the headers whatwg-node's CORS plugin would, from the same function */
-  cors: CorsOptions;
   /** the trusted documents manifest, with TRUSTED_DOCUMENTS: then the lane serves only its documents, by hash */
   trustedDocuments: TrustedDocuments | undefined;
   /** a start-up line for the log (debug level) */
   notice(message: string): void;
 };
-
-/** CORS options as yoga's `cors` option takes them, and whatwg-node's CORS function reads them. */
-type CorsOptions = Parameters<typeof getCORSHeadersByRequestAndOptions>[1];
 
 /** node's headers as a {@link HeaderSource}: names are already lower case, repeated ones joined as Fetch does. */
 function headerReader(headers: IncomingHttpHeaders): HeaderSource {
@@ -189,10 +188,13 @@ class HttpLane {
   readonly #yoga: LaneOptions['yoga'];
   readonly #observe: RequestObservations;
   readonly #endpoint: string;
-  /** the request hooks the lane does not stand in for: while there is one, yoga serves every request */
+  /** why yoga serves every request (src/http/plugin-table.ts); empty, the lane serves plain requests */
   readonly yogaOnly: readonly string[];
   readonly #serves: boolean;
-  /** the `onParams` and `onResultProcess` hooks the lane calls itself (src/http/stand-ins.ts) */
+  readonly #csrfPrevention: boolean;
+  readonly #maskError: ReturnType<typeof servedOptions>['maskError'];
+  readonly #cors: ReturnType<typeof servedOptions>['cors'];
+  /** the `onParams` and `onResultProcess` hooks the lane calls itself (src/http/plugin-table.ts) */
   readonly #paramsHooks: NonNullable<Plugin['onParams']>[];
   readonly #resultHooks: NonNullable<Plugin['onResultProcess']>[];
   readonly #waitUntil: LaneContext['waitUntil'];
@@ -206,9 +208,12 @@ class HttpLane {
     this.#yoga = options.yoga;
     this.#observe = options.observe;
     this.#endpoint = options.yoga.graphqlEndpoint;
-    this.yogaOnly = hooksOnlyYogaRuns(options.plugins);
-    this.#paramsHooks = hooksTheLaneCalls(options.plugins, 'onParams');
-    this.#resultHooks = hooksTheLaneCalls(options.plugins, 'onResultProcess');
+    const table = readPluginTable(options.plugins, options.yogaOptions, pluginsOf(options.yoga));
+    this.yogaOnly = table.yogaOnly;
+    this.#paramsHooks = table.paramsHooks;
+    this.#resultHooks = table.resultHooks;
+    this.#csrfPrevention = table.csrfPrevention;
+    ({ maskError: this.#maskError, cors: this.#cors } = servedOptions(options.yogaOptions));
     this.#getEnveloped = options.yoga.getEnveloped;
     this.#fetchAPI = options.yoga.fetchAPI;
     this.#handleParams = options.yoga.handleParams;
@@ -239,7 +244,7 @@ class HttpLane {
     } else {
       // GraphiQL is for browsers; a GET without the CSRF header is refused by yoga's plugin.
       if (queryAt < 0 || (request.headers.accept ?? '').includes('text/html')) return this.toYoga(request, response);
-      if (options.csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
+      if (this.#csrfPrevention && !CSRF_HEADERS.some((name) => request.headers[name] !== undefined))
         return this.toYoga(request, response);
     }
     this.serve(request, response, method, mediaType, queryAt).catch((error: unknown) =>
@@ -321,9 +326,7 @@ class HttpLane {
     };
     setRequestId(headers, record.id);
     const cors =
-      this.#options.cors === false
-        ? null
-        : getCORSHeadersByRequestAndOptions(headerReaderRequest(response.req), this.#options.cors);
+      this.#cors === false ? null : getCORSHeadersByRequestAndOptions(headerReaderRequest(response.req), this.#cors);
     // Set as whatwg-node's CORS plugin sets them on yoga's answers: each replaces a header of its name.
     if (cors !== null) for (const [name, value] of Object.entries(cors)) headers[name.toLowerCase()] = value;
     response.writeHead(status, headers);
@@ -424,7 +427,7 @@ class HttpLane {
   }
 
   /**
-   * Calls the `onParams` hooks marked `THE_LANE_CALLS_IT` (src/http/stand-ins.ts), in the plugins'
+   * Calls the `onParams` hooks the table says it calls (`THE_LANE_CALLS_IT`, src/http/plugin-table.ts), in the plugins'
    * order, as yoga calls them: each may change the parameters (`context.params`) or set the result
    * (a cached answer), which is returned.
    */
@@ -455,7 +458,7 @@ class HttpLane {
   }
 
   /**
-   * Calls the `onResultProcess` hooks marked `THE_LANE_CALLS_IT` (src/http/stand-ins.ts), in the
+   * Calls the `onResultProcess` hooks the table says it calls (`THE_LANE_CALLS_IT`, src/http/plugin-table.ts), in the
    * plugins' order, as yoga calls them: each may replace the result (codes, redaction), and the
    * observer records it.
    */
@@ -507,14 +510,14 @@ class HttpLane {
       if (Symbol.asyncIterator in executed) throw new Error('a query or mutation answered with a stream');
       return executed;
     } catch (error) {
-      return { errors: [this.#options.maskError(error, 'Unexpected error.')] };
+      return { errors: [this.#maskError(error, 'Unexpected error.')] };
     } finally {
       operation.ended = performance.now();
     }
   }
 }
 
-/** What a hook the lane calls may not do (src/http/stand-ins.ts, THE_LANE_CALLS_IT). */
+/** What a hook the lane calls may not do (src/http/plugin-table.ts, THE_LANE_CALLS_IT). */
 function refuseParamsHandler(): never {
   throw new Error('a plugin whose onParams the lane calls may not replace the params handler');
 }

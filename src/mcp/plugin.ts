@@ -13,7 +13,6 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import type { Plugin } from 'graphql-yoga';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 import { readCredentials, type HeaderSource } from '../credentials.js';
 import { callTool, missingCredential, toolError, type ToolOutcome } from './call.js';
 import type { McpTool } from './tools.js';
@@ -67,67 +66,64 @@ export function useMcp(options: McpOptions): Plugin {
     options.tools.map((tool) => [tool.name, { tool, check: ajv.compile(tool.inputSchema) }]),
   );
   let sdk: Promise<typeof import('./server.js')> | undefined;
-  return laneStandsIn(
-    {
-      async onRequest(payload) {
-        const { request, url, fetchAPI, serverContext } = payload;
-        const servers = options.authorizationServers;
-        if (servers && url.pathname === METADATA_PATH && request.method === 'GET')
-          return payload.endResponse(fetchAPI.Response.json(resourceMetadata(url, servers)));
-        if (url.pathname !== MCP_PATH) return;
-        const refusal = refused(request, url, options.corsOrigins);
-        if (refusal !== undefined) return payload.endResponse(jsonRpcError(fetchAPI, ...refusal));
-        if (servers && request.method === 'POST' && !carriesCredential(request.headers)) {
-          // No credential at all: how an MCP client learns where to get one (the authorization specification).
-          const answer = jsonRpcError(fetchAPI, 401, 'Unauthorized: send Authorization: Bearer <token> or api_key');
-          answer.headers.set('www-authenticate', `Bearer resource_metadata="${url.origin}${METADATA_PATH}"`);
-          return payload.endResponse(answer);
-        }
-        if (request.method !== 'POST') {
-          const answer = jsonRpcError(
-            fetchAPI,
-            405,
-            'Method not allowed: this stateless server opens no stream; POST messages to /mcp',
-          );
-          answer.headers.set('allow', 'POST');
-          return payload.endResponse(answer);
-        }
-        const served = options.yoga();
-        const graphql = {
-          endpoint: served.graphqlEndpoint,
-          // The node request goes along as the server context: the rate limits find the caller's address in it.
-          fetch: async (inner: Request) => served.fetch(inner, { req: Reflect.get(serverContext, 'req') }),
-        };
-        // The SDK is loaded on the first call, not at start: MCP is off by default, and it weighs.
-        const { serveMcp } = await (sdk ??= import('./server.js'));
-        const answer = await serveMcp(request, {
-          info: SERVER_INFO,
-          maxBodyBytes: options.maxBodyBytes,
-          schema: options.schemaSdl === undefined ? undefined : { uri: SCHEMA_URI, sdl: options.schemaSdl },
-          tools: [...tools.values()].map(({ tool }) => ({
-            name: tool.name,
-            title: tool.annotations.title,
-            description: tool.description,
-            inputSchema: tool.inputSchema as { type: 'object' },
-            annotations: tool.annotations,
-          })),
-          call: async (name, args) => {
-            const served = tools.get(name);
-            if (served === undefined) return undefined;
-            const { result, outcome } = await call(served, args, request.headers, graphql);
-            options.observe?.(served.tool.name, outcome);
-            return result;
-          },
-        });
-        // Re-made with yoga's Fetch API, which its node adapter writes.
-        const body = await answer.text();
-        payload.endResponse(
-          new fetchAPI.Response(body === '' ? null : body, { status: answer.status, headers: answer.headers }),
+  return {
+    async onRequest(payload) {
+      const { request, url, fetchAPI, serverContext } = payload;
+      const servers = options.authorizationServers;
+      if (servers && url.pathname === METADATA_PATH && request.method === 'GET')
+        return payload.endResponse(fetchAPI.Response.json(resourceMetadata(url, servers)));
+      if (url.pathname !== MCP_PATH) return;
+      const refusal = refused(request, url, options.corsOrigins);
+      if (refusal !== undefined) return payload.endResponse(jsonRpcError(fetchAPI, ...refusal));
+      if (servers && request.method === 'POST' && !carriesCredential(request.headers)) {
+        // No credential at all: how an MCP client learns where to get one (the authorization specification).
+        const answer = jsonRpcError(fetchAPI, 401, 'Unauthorized: send Authorization: Bearer <token> or api_key');
+        answer.headers.set('www-authenticate', `Bearer resource_metadata="${url.origin}${METADATA_PATH}"`);
+        return payload.endResponse(answer);
+      }
+      if (request.method !== 'POST') {
+        const answer = jsonRpcError(
+          fetchAPI,
+          405,
+          'Method not allowed: this stateless server opens no stream; POST messages to /mcp',
         );
-      },
+        answer.headers.set('allow', 'POST');
+        return payload.endResponse(answer);
+      }
+      const served = options.yoga();
+      const graphql = {
+        endpoint: served.graphqlEndpoint,
+        // The node request goes along as the server context: the rate limits find the caller's address in it.
+        fetch: async (inner: Request) => served.fetch(inner, { req: Reflect.get(serverContext, 'req') }),
+      };
+      // The SDK is loaded on the first call, not at start: MCP is off by default, and it weighs.
+      const { serveMcp } = await (sdk ??= import('./server.js'));
+      const answer = await serveMcp(request, {
+        info: SERVER_INFO,
+        maxBodyBytes: options.maxBodyBytes,
+        schema: options.schemaSdl === undefined ? undefined : { uri: SCHEMA_URI, sdl: options.schemaSdl },
+        tools: [...tools.values()].map(({ tool }) => ({
+          name: tool.name,
+          title: tool.annotations.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema as { type: 'object' },
+          annotations: tool.annotations,
+        })),
+        call: async (name, args) => {
+          const served = tools.get(name);
+          if (served === undefined) return undefined;
+          const { result, outcome } = await call(served, args, request.headers, graphql);
+          options.observe?.(served.tool.name, outcome);
+          return result;
+        },
+      });
+      // Re-made with yoga's Fetch API, which its node adapter writes.
+      const body = await answer.text();
+      payload.endResponse(
+        new fetchAPI.Response(body === '' ? null : body, { status: answer.status, headers: answer.headers }),
+      );
     },
-    { onRequest: 'the lane serves the GraphQL endpoint only; /mcp and its metadata document go to yoga' },
-  );
+  };
 }
 
 /**

@@ -7,7 +7,6 @@
 import type { Plugin } from 'graphql-yoga';
 import type { Readiness } from './health.js';
 import { METRICS_PATH, READINESS_PATH } from './paths.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** What the endpoints answer from. */
 export type EndpointSources = {
@@ -20,31 +19,26 @@ export type EndpointSources = {
 /** The yoga plugin that serves `/metrics` and `/readiness`. */
 export function useOperationsEndpoints(sources: EndpointSources): Plugin {
   const { metrics } = sources;
-  return laneStandsIn(
-    {
-      async onRequest(payload) {
-        const { request, url, fetchAPI } = payload;
-        if (request.method !== 'GET') return;
-        if (url.pathname === METRICS_PATH && metrics) {
-          const { contentType, body } = await metrics.render();
-          payload.endResponse(
-            new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }),
-          );
-        } else if (url.pathname === READINESS_PATH) {
-          const readiness = await sources.readiness();
-          const failing = Object.entries({
-            ...readiness.upstreams,
-            ...(readiness.redis && { redis: readiness.redis }),
-          }).flatMap(([name, result]) => (result.ready ? [] : [`${name} (${result.reason})`]));
-          const what = readiness.status === 'degraded' ? 'degraded' : 'not ready';
-          const body = failing.length > 0 ? { ...readiness, message: `${what}: ${failing.join(', ')}` } : readiness;
-          const status = readiness.status === 'unavailable' ? 503 : 200;
-          payload.endResponse(fetchAPI.Response.json(body, { status, headers: { 'cache-control': 'no-store' } }));
-        }
-      },
+  return {
+    async onRequest(payload) {
+      const { request, url, fetchAPI } = payload;
+      if (request.method !== 'GET') return;
+      if (url.pathname === METRICS_PATH && metrics) {
+        const { contentType, body } = await metrics.render();
+        payload.endResponse(
+          new fetchAPI.Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } }),
+        );
+      } else if (url.pathname === READINESS_PATH) {
+        const readiness = await sources.readiness();
+        const failing = Object.entries({
+          ...readiness.upstreams,
+          ...(readiness.redis && { redis: readiness.redis }),
+        }).flatMap(([name, result]) => (result.ready ? [] : [`${name} (${result.reason})`]));
+        const what = readiness.status === 'degraded' ? 'degraded' : 'not ready';
+        const body = failing.length > 0 ? { ...readiness, message: `${what}: ${failing.join(', ')}` } : readiness;
+        const status = readiness.status === 'unavailable' ? 503 : 200;
+        payload.endResponse(fetchAPI.Response.json(body, { status, headers: { 'cache-control': 'no-store' } }));
+      }
     },
-    {
-      onRequest: 'the lane serves the GraphQL endpoint only; /metrics and /readiness go to yoga',
-    },
-  );
+  };
 }

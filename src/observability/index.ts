@@ -16,7 +16,6 @@ import type { UpstreamService } from '../upstream/failure.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { LogScope, setRequestId, type UpstreamCallRecord } from './request-context.js';
 import { RequestObserver, type RequestObservations } from './request-observer.js';
-import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import { createTracing, type Tracing, type TracingConfig, type TracingDependencies } from './tracing.js';
 
 /** The settings observability reads: the log level, the endpoints' switches and the OTEL_* settings. */
@@ -89,68 +88,59 @@ export function createObservability(
  */
 function observabilityPlugin(observe: RequestObservations): Plugin {
   const { scopes } = observe;
-  return laneStandsIn(
-    {
-      instrumentation: {
-        request({ request }, wrapped) {
-          const { method, url, headers } = request;
-          observe.beginRequest(method, new URL(url).pathname, headers, () => Object.fromEntries(headers), request);
-          return wrapped();
-        },
-        operation({ context, request }, wrapped) {
-          const record = scopes.requestOf(request);
-          if (record === undefined) return wrapped();
-          const operation = observe.beginOperation(record, context);
-          return (async () => {
-            try {
-              await wrapped();
-            } finally {
-              operation.ended = performance.now();
-            }
-          })();
-        },
+  return {
+    instrumentation: {
+      request({ request }, wrapped) {
+        const { method, url, headers } = request;
+        observe.beginRequest(method, new URL(url).pathname, headers, () => Object.fromEntries(headers), request);
+        return wrapped();
       },
-      onParams({ params, context }) {
+      operation({ context, request }, wrapped) {
+        const record = scopes.requestOf(request);
+        if (record === undefined) return wrapped();
+        const operation = observe.beginOperation(record, context);
+        return (async () => {
+          try {
+            await wrapped();
+          } finally {
+            operation.ended = performance.now();
+          }
+        })();
+      },
+    },
+    onParams({ params, context }) {
+      const scope = scopes.scopeOf(context);
+      if (scope?.operation === undefined) return;
+      observe.paramsRead(scope.request, scope.operation, params, variableSecrets(params.variables));
+    },
+    onParse({ context }) {
+      // Secrets written into the document, found from its syntax tree, are redacted from the
+      // request's log lines too; the operation's type and name are as the document says. (Read
+      // here rather than as it executes: a hook in each phase costs every request its share.)
+      return ({ result }) => {
         const scope = scopes.scopeOf(context);
-        if (scope?.operation === undefined) return;
-        observe.paramsRead(scope.request, scope.operation, params, variableSecrets(params.variables));
-      },
-      onParse({ context }) {
-        // Secrets written into the document, found from its syntax tree, are redacted from the
-        // request's log lines too; the operation's type and name are as the document says. (Read
-        // here rather than as it executes: a hook in each phase costs every request its share.)
-        return ({ result }) => {
-          const scope = scopes.scopeOf(context);
-          if (scope === undefined || result instanceof Error || result === null) return;
-          const document = result as DocumentNode;
-          scope.request.secrets.push(...documentSecrets(document));
-          if (scope.operation === undefined) return;
-          const { operationName } = (context as { params?: { operationName?: unknown } }).params ?? {};
-          observe.documentRead(
-            scope.operation,
-            getOperationAST(document, typeof operationName === 'string' ? operationName : undefined),
-          );
-        };
-      },
-      onResultProcess({ request, result }) {
-        const record = scopes.requestOf(request);
-        if (record !== undefined) observe.resultReady(record, result);
-      },
-      onResponse({ request, response }) {
-        const record = scopes.requestOf(request);
-        if (record === undefined) return;
-        setRequestId(response.headers, record.id);
-        observe.responseReady(record, response.status);
-      },
+        if (scope === undefined || result instanceof Error || result === null) return;
+        const document = result as DocumentNode;
+        scope.request.secrets.push(...documentSecrets(document));
+        if (scope.operation === undefined) return;
+        const { operationName } = (context as { params?: { operationName?: unknown } }).params ?? {};
+        observe.documentRead(
+          scope.operation,
+          getOperationAST(document, typeof operationName === 'string' ? operationName : undefined),
+        );
+      };
     },
-    {
-      instrumentation:
-        'the lane begins the request and its operation with the same RequestObserver (Observability.lane)',
-      onParams: THE_LANE_CALLS_IT,
-      onResultProcess: THE_LANE_CALLS_IT,
-      onResponse: 'the lane sends the request id and gives the observer its status (responseReady)',
+    onResultProcess({ request, result }) {
+      const record = scopes.requestOf(request);
+      if (record !== undefined) observe.resultReady(record, result);
     },
-  );
+    onResponse({ request, response }) {
+      const record = scopes.requestOf(request);
+      if (record === undefined) return;
+      setRequestId(response.headers, record.id);
+      observe.responseReady(record, response.status);
+    },
+  };
 }
 
 /** The upstream observer: metrics, a span, a log entry and the headers of each upstream call. */

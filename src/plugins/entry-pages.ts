@@ -10,7 +10,6 @@
  */
 import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** What the entry pages say. */
 export type EntryPagesOptions = {
@@ -56,33 +55,26 @@ function isPageLoad(request: Request, url: URL, endpoint: string): boolean {
 
 /** The yoga plugin: to come before the CSRF check, which would refuse a browser's page load first. */
 export function useEntryPages(options: EntryPagesOptions): Plugin {
-  return laneStandsIn(
-    {
-      onRequest(payload) {
-        const { request, url, fetchAPI } = payload;
-        if (url.pathname === '/' && (request.method === 'GET' || request.method === 'HEAD'))
-          payload.endResponse(rootPage(request, options, fetchAPI.Response));
-      },
-      onRequestParse({ request, url }) {
-        if (options.graphiql || !isPageLoad(request, url, options.endpoint)) return;
-        throw codedError(
-          'GRAPHIQL_DISABLED',
-          `GraphiQL is off on this gateway (GRAPHIQL=false). Send GraphQL requests to ${options.endpoint} ` +
-            `as POST application/json, e.g. ${curlExample(options.endpoint)}`,
-          { status: 404 },
-        );
-      },
-      onResultProcess(payload) {
-        const { resultProcessor, result } = payload;
-        // Streams and batches keep yoga's answer; a single result with errors is sent as JSON.
-        if (resultProcessor !== undefined || Array.isArray(result) || Symbol.asyncIterator in result) return;
-        if (result.errors?.length) payload.setResultProcessor(processRegularResult, 'application/json');
-      },
+  return {
+    onRequest(payload) {
+      const { request, url, fetchAPI } = payload;
+      if (url.pathname === '/' && (request.method === 'GET' || request.method === 'HEAD'))
+        payload.endResponse(rootPage(request, options, fetchAPI.Response));
     },
-    {
-      onRequest: 'the lane serves the GraphQL endpoint only; `/` goes to yoga',
-      onRequestParse: 'a request whose Accept names no JSON type (a browser) goes to yoga',
-      onResultProcess: 'the lane answers only clients that accept JSON, as this hook makes every error JSON',
+    onRequestParse({ request, url }) {
+      if (options.graphiql || !isPageLoad(request, url, options.endpoint)) return;
+      throw codedError(
+        'GRAPHIQL_DISABLED',
+        `GraphiQL is off on this gateway (GRAPHIQL=false). Send GraphQL requests to ${options.endpoint} ` +
+          `as POST application/json, e.g. ${curlExample(options.endpoint)}`,
+        { status: 404 },
+      );
     },
-  );
+    onResultProcess(payload) {
+      const { resultProcessor, result } = payload;
+      // Streams and batches keep yoga's answer; a single result with errors is sent as JSON.
+      if (resultProcessor !== undefined || Array.isArray(result) || Symbol.asyncIterator in result) return;
+      if (result.errors?.length) payload.setResultProcessor(processRegularResult, 'application/json');
+    },
+  };
 }

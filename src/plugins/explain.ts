@@ -9,12 +9,12 @@
  * and returns; with EXPLAIN off the plugin is not installed at all. An entry holds the path's
  * template only (`/pet/{petId}`): never a query string, a body, a header or a credential.
  *
- * One `onResultProcess` hook, which the HTTP lane calls itself (src/http/stand-ins.ts), so both
- * of the gateway's HTTP paths add the same extension with the same code.
+ * One `onResultProcess` hook, which the HTTP front calls itself (its table:
+ * src/http/plugin-table.ts), so both of the gateway's HTTP paths add the same extension with the
+ * same code.
  */
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import {
   withCallsOf,
   type RequestRecord,
@@ -88,15 +88,12 @@ function explained(result: unknown, request: RequestRecord): unknown {
  * the observer's. `scopes` finds each request's record (the observability's).
  */
 export function useExplain(scopes: RequestScopes): Plugin {
-  return laneStandsIn(
-    {
-      onResultProcess(payload) {
-        // The only cost for a request that does not ask: one header read.
-        if (payload.request.headers.get(EXPLAIN_HEADER) !== '1') return;
-        const record = scopes.requestOf(payload.request);
-        if (record !== undefined) payload.setResult(explained(payload.result, record) as typeof payload.result);
-      },
+  return {
+    onResultProcess(payload) {
+      // The only cost for a request that does not ask: one header read.
+      if (payload.request.headers.get(EXPLAIN_HEADER) !== '1') return;
+      const record = scopes.requestOf(payload.request);
+      if (record !== undefined) payload.setResult(explained(payload.result, record) as typeof payload.result);
     },
-    { onResultProcess: THE_LANE_CALLS_IT },
-  );
+  };
 }

@@ -18,7 +18,6 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { acceptedCoding, changedHeaders, withVary, type ContentCoding } from '../http/compression.js';
 import { projectFile } from '../project-files.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** The credentials prefilled on the embedded emulator, which accepts any non-empty credential. */
 export const DEMO_HEADERS = { Authorization: 'Bearer demo', api_key: 'demo' };
@@ -193,43 +192,38 @@ export function graphiqlPages(render: (options: GraphiQLOptions) => string | Pro
       return options;
     },
     render: async (options) => (await page(options)).html,
-    plugin: laneStandsIn(
-      {
-        async onResponse(payload) {
-          const { request, response, fetchAPI } = payload;
-          const options = servedTo.get(request);
-          if (options === undefined || response.status !== 200) return;
-          const current = await page(options);
-          const wanted = acceptedCoding(request.headers.get('accept-encoding'));
-          const encoded = wanted === undefined ? undefined : await current.encoded(wanted);
-          const coding = encoded === undefined ? undefined : wanted;
-          const etag = current.etag(coding);
-          const validators = {
-            etag,
-            'cache-control': PAGE_CACHE_CONTROL,
-            // The endpoint's URL answers JSON to other Accept headers: a cache keys the page by both.
-            vary: withVary(response.headers.get('vary') ?? undefined, 'Accept', 'Accept-Encoding'),
-          };
-          if (namesTag(request.headers.get('if-none-match'), etag)) {
-            const headers = changedHeaders(response.headers, {
-              ...validators,
-              'content-type': undefined,
-              'content-length': undefined,
-            });
-            return payload.setResponse(new fetchAPI.Response(null, { status: 304, headers }));
-          }
+    plugin: {
+      async onResponse(payload) {
+        const { request, response, fetchAPI } = payload;
+        const options = servedTo.get(request);
+        if (options === undefined || response.status !== 200) return;
+        const current = await page(options);
+        const wanted = acceptedCoding(request.headers.get('accept-encoding'));
+        const encoded = wanted === undefined ? undefined : await current.encoded(wanted);
+        const coding = encoded === undefined ? undefined : wanted;
+        const etag = current.etag(coding);
+        const validators = {
+          etag,
+          'cache-control': PAGE_CACHE_CONTROL,
+          // The endpoint's URL answers JSON to other Accept headers: a cache keys the page by both.
+          vary: withVary(response.headers.get('vary') ?? undefined, 'Accept', 'Accept-Encoding'),
+        };
+        if (namesTag(request.headers.get('if-none-match'), etag)) {
           const headers = changedHeaders(response.headers, {
             ...validators,
-            'content-type': 'text/html; charset=utf-8',
-            'content-length': String(encoded?.byteLength ?? current.length),
-            'content-encoding': coding,
+            'content-type': undefined,
+            'content-length': undefined,
           });
-          payload.setResponse(new fetchAPI.Response(encoded ?? current.html, { status: 200, headers }));
-        },
+          return payload.setResponse(new fetchAPI.Response(null, { status: 304, headers }));
+        }
+        const headers = changedHeaders(response.headers, {
+          ...validators,
+          'content-type': 'text/html; charset=utf-8',
+          'content-length': String(encoded?.byteLength ?? current.length),
+          'content-encoding': coding,
+        });
+        payload.setResponse(new fetchAPI.Response(encoded ?? current.html, { status: 200, headers }));
       },
-      {
-        onResponse: 'the page goes to browsers, which the lane leaves to yoga (an Accept that names HTML)',
-      },
-    ),
+    },
   };
 }

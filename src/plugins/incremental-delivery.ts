@@ -27,7 +27,6 @@ import {
   type GraphQLError,
   type GraphQLSchema,
 } from 'graphql';
-import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import type { HeaderSource } from '../credentials.js';
 import { codedError, rebuilt, replacedBy } from '../errors.js';
 import { credentialSecrets, documentSecrets, redact, variableSecrets } from '../secrets.js';
@@ -197,17 +196,14 @@ export function maskedParts(
  * lane never serves such an operation, and calls this hook for its own results as yoga would.)
  */
 function useIncrementalParts(options: IncrementalDeliveryOptions): Plugin {
-  return laneStandsIn(
-    {
-      onResultProcess(payload) {
-        const { request, result } = payload;
-        if (!isAsyncIterable(result)) return;
-        const secrets = () => options.secretsOf(request);
-        payload.setResult(maskedParts(result, options, secrets, (error) => options.logMasked(error, request)) as never);
-      },
+  return {
+    onResultProcess(payload) {
+      const { request, result } = payload;
+      if (!isAsyncIterable(result)) return;
+      const secrets = () => options.secretsOf(request);
+      payload.setResult(maskedParts(result, options, secrets, (error) => options.logMasked(error, request)) as never);
     },
-    { onResultProcess: THE_LANE_CALLS_IT },
-  );
+  };
 }
 
 /**

@@ -11,7 +11,6 @@
 import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import type { Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** How long a registered document is kept (a client whose hash is forgotten sends the document again). */
 const DOCUMENT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -38,9 +37,7 @@ function useNoPersistedQueries(): Plugin {
 
 /** The persisted-query plugin for the configuration. */
 export function usePersistedQueries(options: PersistedQueryOptions): Plugin {
-  // Both read a request's extensions, which the lane never takes.
-  const how = { onParams: 'a request with extensions (a persisted query hash) goes to yoga' };
-  if (!options.enabled) return laneStandsIn(useNoPersistedQueries(), how);
+  if (!options.enabled) return useNoPersistedQueries();
   const local = createInMemoryAPQStore({ max: options.maxDocuments, ttl: DOCUMENT_TTL_MS });
-  return laneStandsIn(useAPQ({ store: options.shared ? options.shared(local, DOCUMENT_TTL_MS) : local }), how);
+  return useAPQ({ store: options.shared ? options.shared(local, DOCUMENT_TTL_MS) : local });
 }

@@ -25,7 +25,6 @@ import { closestName, ConfigError } from '../config/index.js';
 import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
-import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 
 /** What the cache is told by the configuration. */
 export type ResponseCacheOptions = {
@@ -161,11 +160,5 @@ export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
     // The answer says nothing about the cache: whether it was a hit is not the caller's business.
     includeExtensionMetadata: false,
   });
-  return [
-    laneStandsIn(plugin, {
-      onRequest: 'a request with If-None-Match goes to yoga, whose plugin may answer it 304',
-      onParams: THE_LANE_CALLS_IT,
-    }),
-    useMutationInvalidation(cache),
-  ];
+  return [plugin, useMutationInvalidation(cache)];
 }

@@ -9,7 +9,6 @@ import busboy from 'busboy';
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { codedError, type ErrorCode } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** Limits on multipart requests. */
 export type UploadLimits = {
@@ -86,27 +85,21 @@ function uploadError(message: string, code: ErrorCode = 'BAD_USER_INPUT', status
  */
 export function useStreamingUploads(limits: UploadLimits): Plugin {
   const filesOf = new WeakMap<object, UploadedFile[]>();
-  return laneStandsIn(
-    {
-      onRequestParse({ request, setRequestParser }) {
-        const contentType = request.headers.get('content-type') ?? '';
-        if (request.method !== 'POST' || !/^multipart\/form-data\b/i.test(contentType)) return;
-        setRequestParser((parsed) => {
-          const files: UploadedFile[] = [];
-          filesOf.set(request, files);
-          return parseMultipart(parsed, contentType, limits, files);
-        });
-      },
-      onResponse({ request }) {
-        // Whatever the operation did not read is drained, so the connection stays usable.
-        for (const file of filesOf.get(request) ?? []) file.discard(uploadError(`File "${file.field}" was not read`));
-      },
+  return {
+    onRequestParse({ request, setRequestParser }) {
+      const contentType = request.headers.get('content-type') ?? '';
+      if (request.method !== 'POST' || !/^multipart\/form-data\b/i.test(contentType)) return;
+      setRequestParser((parsed) => {
+        const files: UploadedFile[] = [];
+        filesOf.set(request, files);
+        return parseMultipart(parsed, contentType, limits, files);
+      });
     },
-    {
-      onRequestParse: 'a multipart request goes to yoga (the lane reads application/json bodies only)',
-      onResponse: 'idem: only uploads have files to remove',
+    onResponse({ request }) {
+      // Whatever the operation did not read is drained, so the connection stays usable.
+      for (const file of filesOf.get(request) ?? []) file.discard(uploadError(`File "${file.field}" was not read`));
     },
-  );
+  };
 }
 
 function parseMultipart(

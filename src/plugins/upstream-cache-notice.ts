@@ -7,12 +7,11 @@
  * fresh data carries nothing.
  *
  * The calls are the ones the request log already records (src/observability/), as explain reads
- * them (src/plugins/explain.ts): one `onResultProcess` hook, which the HTTP lane calls itself
- * (src/http/stand-ins.ts), so both of the gateway's HTTP paths add the same extension.
+ * them (src/plugins/explain.ts): one `onResultProcess` hook, which the HTTP front calls itself
+ * (its table: src/http/plugin-table.ts), so both of the gateway's HTTP paths add the same extension.
  */
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 import {
   withCallsOf,
   type RequestRecord,
@@ -61,15 +60,12 @@ function withStaleNotices(result: unknown, request: RequestRecord): unknown {
  * each request's record.
  */
 export function useUpstreamCacheNotice(scopes: RequestScopes): Plugin {
-  return laneStandsIn(
-    {
-      onResultProcess(payload) {
-        const record = scopes.requestOf(payload.request);
-        if (record === undefined) return;
-        const next = withStaleNotices(payload.result, record);
-        if (next !== payload.result) payload.setResult(next as typeof payload.result);
-      },
+  return {
+    onResultProcess(payload) {
+      const record = scopes.requestOf(payload.request);
+      if (record === undefined) return;
+      const next = withStaleNotices(payload.result, record);
+      if (next !== payload.result) payload.setResult(next as typeof payload.result);
     },
-    { onResultProcess: THE_LANE_CALLS_IT },
-  );
+  };
 }

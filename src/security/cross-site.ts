@@ -8,7 +8,6 @@ import type { CORSOptions } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
 import { CREDENTIAL_HEADERS } from '../credentials.js';
 import { codedError } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /**
  * Headers that mark a request as sent by a script rather than by a plain HTML form or link (which
@@ -56,26 +55,20 @@ export function corsOptions(origins: readonly string[] | undefined): CORSOptions
  */
 export function useCsrfPrevention(): Plugin {
   const library = useCSRFPrevention({ requestHeaders: CSRF_HEADERS });
-  return laneStandsIn(
-    {
-      onRequestParse(payload) {
-        // Other methods are refused by yoga anyway (405); an OPTIONS preflight is CORS's business.
-        if (payload.request.method !== 'GET' && payload.request.method !== 'POST') return undefined;
-        try {
-          return library.onRequestParse?.(payload);
-        } catch {
-          throw codedError(
-            'CSRF_HEADER_REQUIRED',
-            'This request could have been sent by another site: send it as application/json, or add the header ' +
-              'x-graphql-csrf: 1 (GET requests and uploads need the header)',
-            { status: 403 },
-          );
-        }
-      },
+  return {
+    onRequestParse(payload) {
+      // Other methods are refused by yoga anyway (405); an OPTIONS preflight is CORS's business.
+      if (payload.request.method !== 'GET' && payload.request.method !== 'POST') return undefined;
+      try {
+        return library.onRequestParse?.(payload);
+      } catch {
+        throw codedError(
+          'CSRF_HEADER_REQUIRED',
+          'This request could have been sent by another site: send it as application/json, or add the header ' +
+            'x-graphql-csrf: 1 (GET requests and uploads need the header)',
+          { status: 403 },
+        );
+      }
     },
-    {
-      onRequestParse:
-        'the lane serves JSON POSTs, which need no header, and GETs carrying one of CSRF_HEADERS; any other request goes to yoga',
-    },
-  );
+  };
 }

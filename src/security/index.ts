@@ -4,8 +4,9 @@
  * operation. Each protection lives in its own module; this one only wires them.
  */
 import type { GraphQLSchema } from 'graphql';
-import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import type { YogaServerOptions } from 'graphql-yoga';
 import type { Config } from '../config/index.js';
+import { named, type NamedPlugin } from '../plugins/named.js';
 import { corsOptions, useCsrfPrevention } from './cross-site.js';
 import { checkRepresentations } from './entities.js';
 import { UpstreamCallBudget } from './fan-out.js';
@@ -48,8 +49,11 @@ export type Security = {
     YogaServerOptions<Record<string, unknown>, Record<string, unknown>>,
     'cors' | 'graphiql' | 'batching' | 'maxRequestBodySize'
   >;
-  /** yoga plugins, to come after the streaming uploads plugin (the body limit wraps its parser) */
-  plugins: Plugin[];
+  /**
+   * yoga plugins, each under its name (src/plugins/named.ts), to come after the streaming uploads
+   * plugin (the body limit wraps its parser)
+   */
+  plugins: NamedPlugin[];
   /** applies the list-argument bound and the check of federation representations to the schema */
   schema(schema: GraphQLSchema): GraphQLSchema;
   /** a fresh upstream call budget, for one operation */
@@ -94,31 +98,37 @@ export function createSecurity(config: SecurityConfig, parts: SecurityParts): Se
     ...(rateLimitStore ? { store: rateLimitStore } : {}),
   };
   const rateLimiter = createRateLimiter(limits);
-  const plugins: Plugin[] = [
+  const plugins: NamedPlugin[] = [
     // First: a refused client costs no parsing.
-    useRateLimit(limits, rateLimiter),
-    ...(config.csrfPrevention ? [useCsrfPrevention()] : []),
-    useRequestBodyLimits({
-      maxBytes: config.requestMaxBytes,
-      maxMultipartBytes: parts.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
-    }),
-    ...(trusted ? [useTrustedDocuments(trusted)] : []),
-    ...useQueryLimits(
-      {
-        maxDepth: config.queryMaxDepth,
-        maxAliases: config.queryMaxAliases,
-        maxTokens: config.queryMaxTokens,
-        maxDirectives: config.queryMaxDirectives,
-        maxCost: config.queryMaxCost,
-        introspection: config.introspection,
-      },
-      validationHooks,
-      validationChecks,
+    ...named('rate-limit', useRateLimit(limits, rateLimiter)),
+    ...(config.csrfPrevention ? named('csrf-prevention', useCsrfPrevention()) : []),
+    ...named(
+      'request-body-limits',
+      useRequestBodyLimits({
+        maxBytes: config.requestMaxBytes,
+        maxMultipartBytes: parts.maxFiles * config.uploadMaxBytes + config.requestMaxBytes,
+      }),
+    ),
+    ...(trusted ? named('trusted-documents', useTrustedDocuments(trusted)) : []),
+    ...named(
+      'query-limits',
+      useQueryLimits(
+        {
+          maxDepth: config.queryMaxDepth,
+          maxAliases: config.queryMaxAliases,
+          maxTokens: config.queryMaxTokens,
+          maxDirectives: config.queryMaxDirectives,
+          maxCost: config.queryMaxCost,
+          introspection: config.introspection,
+        },
+        validationHooks,
+        validationChecks,
+      ),
     ),
     // Before the plugins that walk variables (redaction, the response cache's key, the log).
-    useInputDepthLimit(config.inputMaxDepth),
-    useVariableErrorCode(),
-    useSecretRedaction(parts.secretsOf),
+    ...named('input-depth', useInputDepthLimit(config.inputMaxDepth)),
+    ...named('variable-error-code', useVariableErrorCode()),
+    ...named('secret-redaction', useSecretRedaction(parts.secretsOf)),
   ];
   return {
     yogaOptions: {

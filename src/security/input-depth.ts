@@ -12,7 +12,6 @@
 import { Kind, Source, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /**
  * Whether `value` nests arrays and objects more than `limit` levels deep (a scalar is level 0,
@@ -163,26 +162,21 @@ function tooDeep(what: string, limit: number) {
 export function useInputDepthLimit(limit: number): Plugin {
   // Documents whose fragments were measured: the parse cache hands the same object back.
   const measured = new WeakSet<DocumentNode>();
-  return laneStandsIn(
-    {
-      onParams({ params }) {
-        if (valueNestsDeeper(params.variables, limit)) throw tooDeep('The variables', limit);
-        if (valueNestsDeeper(params.extensions, limit)) throw tooDeep('The extensions', limit);
-      },
-      onParse({ params }) {
-        const source: unknown = params.source;
-        const text = typeof source === 'string' ? source : source instanceof Source ? source.body : '';
-        if (documentNestsDeeper(text, limit)) throw tooDeep("The document's brackets", limit);
-        return ({ result }) => {
-          const parsed: unknown = result;
-          if (!isDocument(parsed) || measured.has(parsed)) return;
-          if (fragmentsChainDeeper(parsed, limit)) throw tooDeep("The document's fragment spreads", limit);
-          measured.add(parsed);
-        };
-      },
+  return {
+    onParams({ params }) {
+      if (valueNestsDeeper(params.variables, limit)) throw tooDeep('The variables', limit);
+      if (valueNestsDeeper(params.extensions, limit)) throw tooDeep('The extensions', limit);
     },
-    {
-      onParams: 'variables nested deeper than the limit (valueNestsDeeper) go to yoga; the lane takes no extensions',
+    onParse({ params }) {
+      const source: unknown = params.source;
+      const text = typeof source === 'string' ? source : source instanceof Source ? source.body : '';
+      if (documentNestsDeeper(text, limit)) throw tooDeep("The document's brackets", limit);
+      return ({ result }) => {
+        const parsed: unknown = result;
+        if (!isDocument(parsed) || measured.has(parsed)) return;
+        if (fragmentsChainDeeper(parsed, limit)) throw tooDeep("The document's fragment spreads", limit);
+        measured.add(parsed);
+      };
     },
-  );
+  };
 }

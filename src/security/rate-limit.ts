@@ -14,7 +14,6 @@ import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
 import { codedError } from '../errors.js';
 import { createMemoryRateLimitStore, type RateLimitStore, type Take } from './rate-limit-store.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 export { createMemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js';
 
@@ -150,17 +149,11 @@ export function refusalError(refusal: RateLimitRefusal): GraphQLError {
  */
 export function useRateLimit(limits: RateLimits, limiter = createRateLimiter(limits)): Plugin {
   if (limiter === undefined) return {};
-  return laneStandsIn(
-    {
-      async onRequestParse({ request, serverContext }) {
-        if (Reflect.get(serverContext, RATE_LIMIT_CHECKED) === true) return;
-        const refusal = await limiter.check(peerOf(serverContext), request.headers);
-        if (refusal) throw refusalError(refusal);
-      },
+  return {
+    async onRequestParse({ request, serverContext }) {
+      if (Reflect.get(serverContext, RATE_LIMIT_CHECKED) === true) return;
+      const refusal = await limiter.check(peerOf(serverContext), request.headers);
+      if (refusal) throw refusalError(refusal);
     },
-    {
-      onRequestParse:
-        'the lane checks the same RateLimiter (Security.rateLimiter) before it reads the body, and marks the requests it hands on as checked',
-    },
-  );
+  };
 }

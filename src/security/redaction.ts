@@ -11,7 +11,6 @@ import type { Plugin } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
 import { rebuilt } from '../errors.js';
 import { redact } from '../secrets.js';
-import { laneStandsIn, THE_LANE_CALLS_IT } from '../http/stand-ins.js';
 
 function redactError(error: GraphQLError, secrets: readonly string[]): GraphQLError {
   const message = redact(error.message, secrets);
@@ -65,30 +64,20 @@ function codeVariableErrors<R>(result: R): R {
  * passwords (and other fields named like a secret) its variables and document sent.
  */
 export function useSecretRedaction(secretsOf: (request: Request) => readonly string[]): Plugin {
-  return laneStandsIn(
-    {
-      onResultProcess(payload) {
-        // Most results carry no error: nothing to redact, and the secrets need not be gathered.
-        if (!hasErrors(payload.result)) return;
-        payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
-      },
+  return {
+    onResultProcess(payload) {
+      // Most results carry no error: nothing to redact, and the secrets need not be gathered.
+      if (!hasErrors(payload.result)) return;
+      payload.setResult(redactResult(payload.result, secretsOf(payload.request)));
     },
-    {
-      onResultProcess: THE_LANE_CALLS_IT,
-    },
-  );
+  };
 }
 
 /** The yoga plugin of {@link codeVariableErrors}. */
 export function useVariableErrorCode(): Plugin {
-  return laneStandsIn(
-    {
-      onResultProcess(payload) {
-        payload.setResult(codeVariableErrors(payload.result));
-      },
+  return {
+    onResultProcess(payload) {
+      payload.setResult(codeVariableErrors(payload.result));
     },
-    {
-      onResultProcess: THE_LANE_CALLS_IT,
-    },
-  );
+  };
 }

@@ -8,7 +8,6 @@ import { isUtf8 } from 'node:buffer';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { codedError } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** Limits on request bodies, in bytes. */
 export type BodyLimits = {
@@ -140,54 +139,47 @@ async function unreadable<T>(parse: () => T | Promise<T>): Promise<T> {
  * without saying why is a 400.
  */
 export function useRequestBodyLimits(limits: BodyLimits): Plugin {
-  return laneStandsIn(
-    {
-      onRequest({ request }) {
-        // Before yoga's parsers choose one by the Content-Type's text (see canonicalMediaType).
-        const contentType = request.headers.get('content-type');
-        if (contentType === null) return;
-        const canonical = canonicalMediaType(contentType);
-        if (canonical !== contentType) request.headers.set('content-type', canonical);
-      },
-      onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
-        if (request.method !== 'GET' && request.method !== 'POST') return;
-        if (!requestParser) {
-          if (request.method !== 'POST') return;
-          throw codedError(
-            'UNSUPPORTED_MEDIA_TYPE',
-            'Send the operation as application/json (or as multipart/form-data with files)',
-            { status: 415 },
-          );
-        }
-        const parse = requestParser;
-        if (request.method === 'GET') {
-          setRequestParser((incoming) => unreadable(() => parse(incoming)));
-          return;
-        }
-        const multipart = /^multipart\/form-data\b/i.test(request.headers.get('content-type') ?? '');
-        const limit = multipart ? limits.maxMultipartBytes : limits.maxBytes;
-        const declared = declaredLength(request.headers.get('content-length'), limit);
-        if (declared === 'invalid')
-          throw codedError('BAD_REQUEST', 'The Content-Length header is invalid', { status: 400 });
-        if (declared === 'too large') throw tooLarge(limit);
-        setRequestParser(async (incoming) => {
-          const body = incoming.body;
-          if (!body) return unreadable(() => parse(incoming));
-          const init = { method: incoming.method, headers: incoming.headers, signal: incoming.signal };
-          if (multipart) {
-            // A streamed request body needs `duplex: 'half'`, which the RequestInit type does not know yet.
-            const streamed = { ...init, body: counted(body, limit), duplex: 'half' };
-            return parse(new fetchAPI.Request(incoming.url, streamed));
-          }
-          const text = await readText(body, limit);
-          return unreadable(() => parse(new fetchAPI.Request(incoming.url, { ...init, body: text })));
-        });
-      },
+  return {
+    onRequest({ request }) {
+      // Before yoga's parsers choose one by the Content-Type's text (see canonicalMediaType).
+      const contentType = request.headers.get('content-type');
+      if (contentType === null) return;
+      const canonical = canonicalMediaType(contentType);
+      if (canonical !== contentType) request.headers.set('content-type', canonical);
     },
-    {
-      onRequest: 'the lane reads the Content-Type through the same canonicalMediaType',
-      onRequestParse:
-        'a body over the limit (declared or read) or not UTF-8 goes to yoga, which refuses it here: the lane judges it with declaredLength and bodyText',
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      if (request.method !== 'GET' && request.method !== 'POST') return;
+      if (!requestParser) {
+        if (request.method !== 'POST') return;
+        throw codedError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          'Send the operation as application/json (or as multipart/form-data with files)',
+          { status: 415 },
+        );
+      }
+      const parse = requestParser;
+      if (request.method === 'GET') {
+        setRequestParser((incoming) => unreadable(() => parse(incoming)));
+        return;
+      }
+      const multipart = /^multipart\/form-data\b/i.test(request.headers.get('content-type') ?? '');
+      const limit = multipart ? limits.maxMultipartBytes : limits.maxBytes;
+      const declared = declaredLength(request.headers.get('content-length'), limit);
+      if (declared === 'invalid')
+        throw codedError('BAD_REQUEST', 'The Content-Length header is invalid', { status: 400 });
+      if (declared === 'too large') throw tooLarge(limit);
+      setRequestParser(async (incoming) => {
+        const body = incoming.body;
+        if (!body) return unreadable(() => parse(incoming));
+        const init = { method: incoming.method, headers: incoming.headers, signal: incoming.signal };
+        if (multipart) {
+          // A streamed request body needs `duplex: 'half'`, which the RequestInit type does not know yet.
+          const streamed = { ...init, body: counted(body, limit), duplex: 'half' };
+          return parse(new fetchAPI.Request(incoming.url, streamed));
+        }
+        const text = await readText(body, limit);
+        return unreadable(() => parse(new fetchAPI.Request(incoming.url, { ...init, body: text })));
+      });
     },
-  );
+  };
 }

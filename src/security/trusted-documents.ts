@@ -11,7 +11,6 @@ import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { ConfigError } from '../config/index.js';
 import type { ErrorCode } from '../errors.js';
-import { laneStandsIn } from '../http/stand-ins.js';
 
 /** The manifest: document text by hash. */
 export type TrustedDocuments = ReadonlyMap<string, string>;
@@ -62,11 +61,7 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
       notFound: refusal('TRUSTED_DOCUMENT_NOT_FOUND', `Unknown trusted document: ${HOW}`),
     },
   });
-  return laneStandsIn(plugin, {
-    onParams:
-      'the lane serves a request that names a document of the same manifest by hash (trustedDocument), ' +
-      'with its text; a document text, a missing or an unknown hash go to yoga, which refuses them',
-  });
+  return plugin;
 }
 
 /**

@@ -12,7 +12,7 @@ import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
 import { ContractSampler } from './contract/sampling.js';
 import { maskError } from './errors.js';
-import { useAnswerCompression } from './http/compression.js';
+import { useAnswerCompression } from './plugins/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
 import type { YogaOptions } from './http/plugin-table.js';
 import { useEntryPages } from './plugins/entry-pages.js';

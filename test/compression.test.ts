@@ -10,7 +10,7 @@ import { buildSchema } from 'graphql';
 import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { acceptedCoding } from '../src/http/compression.js';
+import { acceptedCoding } from '../src/plugins/compression.js';
 import { graphiqlPages } from '../src/plugins/graphiql.js';
 import { ALL_CREDENTIALS, useStack } from './helpers/stack.js';
 

@@ -42,7 +42,7 @@ import { RATE_LIMIT_CHECKED, refusalError, type RateLimiter, type RateLimitRefus
 import { CSRF_HEADERS } from '../security/cross-site.js';
 import { writeInternalError } from '../internal-error.js';
 import { setRequestId } from '../observability/request-context.js';
-import { encodeAnswer } from './compression.js';
+import { encodeAnswer } from '../plugins/compression.js';
 import { pluginsOf, readPluginTable, servedOptions, type YogaOptions } from './plugin-table.js';
 import { resultBody, resultStatus, type ResultMediaType } from './result.js';
 
@@ -73,7 +73,7 @@ export type LaneOptions = {
   maxInputDepth: number;
   /**
    * RESPONSE_COMPRESSION_MIN_BYTES: answers larger than this are compressed for clients that ask, as
-   * yoga's are (src/http/compression.ts); 0: never
+   * yoga's are (src/plugins/compression.ts); 0: never
    */
   compressionMinBytes: number;
   /** the trusted documents manifest, with TRUSTED_DOCUMENTS: then the lane serves only its documents, by hash */

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { acceptedCoding, changedHeaders, withVary, type ContentCoding } from '../http/compression.js';
+import { acceptedCoding, changedHeaders, withVary, type ContentCoding } from './compression.js';
 import { projectFile } from '../project-files.js';
 
 /** The credentials prefilled on the embedded emulator, which accepts any non-empty credential. */

@@ -2,7 +2,7 @@
  * Content codings of the gateway's answers (RFC 9110 §8.4, §12.5.3): which coding a client's
  * `Accept-Encoding` asks for, and a GraphQL answer compressed with it when it is large enough
  * to gain from it (RESPONSE_COMPRESSION_MIN_BYTES). Both HTTP paths compress through
- * {@link encodeAnswer}: the lane (src/http/lane.ts) for the answers it writes itself, yoga
+ * {@link encodeAnswer}: the HTTP front (src/http/) for the answers it writes itself, yoga
  * through {@link useAnswerCompression}; so an answer is sent alike whichever path served it.
  *
  * Why not `useContentEncoding` from @whatwg-node/server: it compresses every response whatever

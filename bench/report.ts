@@ -147,6 +147,8 @@ export type ResultsInput = {
   budget?: string;
   /** faults under load; empty when it was not run */
   faults: FaultRun[];
+  /** an MCP tool call against the same GraphQL request (issue 36); undefined when it was not run */
+  mcpCost?: McpCost | undefined;
   measurements: Measurement[];
   singleClient: SingleClient[];
   steady: SteadyRun | undefined;
@@ -156,6 +158,7 @@ export type ResultsInput = {
 };
 
 import { FAULT_DEADLINE_MS, type FaultRun } from './faults.js';
+import { MCP_CONTENDERS, type McpCost } from './mcp.js';
 
 const SCENARIO_NAMES: Record<number, string> = {
   1: '1 pet by id',
@@ -519,6 +522,35 @@ export function renderFaults(runs: readonly FaultRun[]): string[] {
   ];
 }
 
+/** The section of an MCP tool call's cost against the same GraphQL request: each way's figures and their ratio. */
+export function renderMcpCost(cost: McpCost | undefined): string[] {
+  if (cost === undefined) return [];
+  const perCall = (run: McpCost['runs'][number]) => run.cpuMs / Math.max(1, run.requests);
+  const rps = (run: McpCost['runs'][number]) => run.requests / Math.max(0.001, run.seconds);
+  const graphql = cost.runs.find((run) => run.contender === MCP_CONTENDERS.graphql);
+  const tool = cost.runs.find((run) => run.contender === MCP_CONTENDERS.tool);
+  const { plan } = cost;
+  return [
+    '## An MCP tool call against the same GraphQL request',
+    '',
+    `The compiled gateway (WORKERS=1, \`MCP=true\`, UPSTREAM_DEDUPE=false) in front of the 0 ms emulator, on ${cost.connections} connections: the shipped \`GetPet\` operation for pets 1–50 in turn (each connection walks the ids), sent as a GraphQL POST to \`/graphql\` and as a \`tools/call\` of the \`GetPet\` tool to \`/mcp\` (stateless, JSON answer): the same document, variables and upstream call. The two alternate on the one gateway, ${plan.rounds} round(s) of ${plan.seconds} s each after a ${plan.warmupSeconds} s warm-up each; CPU is the gateway process's user + system time over the rounds, per answered call.`,
+    '',
+    '| Request | Calls | req/s | p50 ms | p99 ms | CPU ms per call | Failed |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...cost.runs.map(
+      (run) =>
+        `| ${run.contender} | ${run.requests} | ${rps(run).toFixed(0)} | ${ms(run.p50)} | ${ms(run.p99)} | ${cpu(perCall(run))} | ${run.failures} |`,
+    ),
+    '',
+    ...(graphql && tool && graphql.requests > 0 && tool.requests > 0
+      ? [
+          `A tool call costs **${(perCall(tool) / perCall(graphql)).toFixed(2)}×** the CPU of the GraphQL request (${cpu(perCall(tool))} against ${cpu(perCall(graphql))} ms), and one process answers ${pct(rps(tool) / rps(graphql))} as many of them per second.`,
+          '',
+        ]
+      : []),
+  ];
+}
+
 export function renderResults(input: ResultsInput): string {
   const find = (scenario: number, latencyMs: number, connections: number, contender: string) =>
     input.measurements.find(
@@ -773,6 +805,7 @@ export function renderResults(input: ResultsInput): string {
 
   renderMixed(input, push);
   renderLiveAtRest(input, push);
+  push(...renderMcpCost(input.mcpCost));
 
   if (input.singleClient.length > 0) {
     push(

@@ -12,6 +12,9 @@
  *   npm run bench -- --profile     CPU profiles of the compiled gateway per scenario (bench/.out/profiles/),
  *                                  one process, sharing off; --latency=5 for a 5 ms upstream
  *   npm run bench -- --faults      the faults under load only (bench/.out/RESULTS.faults.md; with --quick, 5 s each)
+ *   npm run bench -- --mcp         an MCP tool call against the same GraphQL request only (bench/.out/RESULTS.mcp.md;
+ *                                  with --quick, 2 rounds of 2 s); with --profile, a CPU profile of each instead
+ *                                  (bench/.out/profiles/mcp/)
  *   npm run bench -- --scenario=5  one scenario's rows only, none of the other measures (bench/.out/RESULTS.scenario-5.md);
  *                                  with --profile, that scenario's profile only
  *
@@ -58,11 +61,13 @@ import {
 } from './children.js';
 import { percentile, runLoad, type RunResult, type Target } from './load.js';
 import { faultRuns } from './faults.js';
+import { mcpCost, mcpProfiles } from './mcp.js';
 import { summariseProfiles } from './profile.js';
 import {
   CACHED,
   CONTENDER,
   renderFaults,
+  renderMcpCost,
   renderResults,
   type CallCount,
   type Measurement,
@@ -138,6 +143,8 @@ const LATENCY_BUDGET = new URL('latency-budget.md', import.meta.url);
 let baselineBuild: { root: string; commit: string; label: string } | undefined;
 const QUICK = argv.includes('--quick');
 const PROFILE = argv.includes('--profile');
+/** `--mcp`: the MCP tool call's cost only. */
+const MCP = argv.includes('--mcp');
 /** `--scenario=N`: that scenario only. */
 const ONLY = option('scenario');
 const SELECTED = SCENARIOS.filter((each) => ONLY === undefined || String(each.id) === ONLY);
@@ -157,6 +164,7 @@ const PLAN = QUICK
       starts: 2,
       samePetSeconds: 1.5,
       faultSeconds: { faults: 5, shedding: 5 },
+      mcp: { rounds: 2, seconds: 2, warmupSeconds: 0.5 },
     }
   : {
       latencies: [0, 5],
@@ -170,6 +178,7 @@ const PLAN = QUICK
       starts: 5,
       samePetSeconds: 5,
       faultSeconds: { faults: 45, shedding: 20 },
+      mcp: { rounds: 5, seconds: 3, warmupSeconds: 1 },
     };
 
 /**
@@ -1122,9 +1131,35 @@ async function faultsOnly(): Promise<void> {
   console.log(`written to ${file.pathname}`);
 }
 
+/** `--mcp`: an MCP tool call against the same GraphQL request only (bench/.out/RESULTS.mcp.md). */
+async function mcpOnly(): Promise<void> {
+  buildGateway();
+  const cost = await mcpCost(PLAN.mcp);
+  const file = new URL('RESULTS.mcp.md', OUTPUT_DIR);
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  writeFileSync(
+    file,
+    [
+      `Run of ${gitDescription()} on ${RUNTIME.version}${QUICK ? ' (quick run)' : ''}.`,
+      '',
+      ...renderMcpCost(cost),
+    ].join('\n'),
+  );
+  console.log(`written to ${file.pathname}`);
+}
+
+/** `--mcp --profile`: a CPU profile of the gateway answering each way only, 10 s each (bench/.out/profiles/mcp/). */
+async function mcpProfileOnly(): Promise<void> {
+  // Unbundled, so that the profile names our modules rather than the bundle's chunks.
+  buildGateway({ modules: true });
+  console.log(await mcpProfiles(10));
+}
+
 async function main(): Promise<void> {
+  if (PROFILE && MCP) return mcpProfileOnly();
   if (PROFILE) return profile();
   if (argv.includes('--faults')) return faultsOnly();
+  if (MCP) return mcpOnly();
   const started = Date.now();
   buildGateway();
   if (BASELINE_REF !== undefined && BASELINE !== undefined)
@@ -1160,6 +1195,7 @@ async function main(): Promise<void> {
       mixed: ONLY === undefined ? await mixed() : [],
       liveAtRest: ONLY === undefined ? await liveAtRest() : [],
       contractCheck: ONLY === undefined ? await contractCheckCost() : [],
+      mcpCost: ONLY === undefined ? await mcpCost(PLAN.mcp) : undefined,
       faults: ONLY === undefined ? await faultRuns(PLAN.faultSeconds) : [],
       ...(existsSync(LATENCY_BUDGET) ? { budget: readFileSync(LATENCY_BUDGET, 'utf8') } : {}),
       measurements: [],

@@ -25,6 +25,8 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
+    // Once per run: the build that the tests starting the gateway as a process run.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 15_000,
     hookTimeout: 15_000,
     projects: [

@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { SourceMap, type SourceMapPayload } from 'node:module';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, useProcesses, waitFor } from './helpers/process.js';
+import { PROJECT_ROOT, START_COMMAND, useProcesses, waitFor } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
 import { postGraphQL } from './helpers/stack.js';
 
@@ -21,8 +21,7 @@ const redis = useRedis();
 
 const scripts = (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> })
   .scripts;
-/** `npm start`'s command, `node [flags] dist/main.js`, split into its words. */
-const [startCommand, ...startArgs] = (scripts['start'] ?? '').split(' ');
+const [startCommand, ...startArgs] = START_COMMAND;
 /** The node flags `npm start` runs `dist/main.js` with. */
 const startFlags = startArgs.slice(0, -1);
 
@@ -166,7 +165,7 @@ describe('npm start', () => {
   });
 
   it('runs the compiled gateway on the embedded emulator, answers a query, and exits 0 on SIGTERM', async () => {
-    const { child, output, exited } = processes.startNode([...startFlags, 'dist/main.js']);
+    const { child, output, exited } = processes.startGateway();
 
     const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/, 20_000);
     expect(output()).toMatch(/Upstreams: embedded emulator/);
@@ -191,7 +190,7 @@ describe('npm start', () => {
 
   it('loads the Redis client and the Redis rate limiter it bundles on demand: limits and the cache are in Redis', async () => {
     const env = { REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '2', RESPONSE_CACHE_TTL_MS: '60000' };
-    const { output } = processes.startNode([...startFlags, 'dist/main.js'], env);
+    const { output } = processes.startGateway(env);
 
     const [, url = ''] = await waitFor(output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/, 20_000);
     await waitFor(output, /Shared state: .*\n/);

@@ -118,7 +118,7 @@ describe('trusted-documents mode', () => {
   });
 
   it('starts without promising GraphiQL or demo credentials in its start-up lines', async () => {
-    const { output } = processes.startNode(['--import', 'tsx', 'src/main.ts'], { TRUSTED_DOCUMENTS: manifest });
+    const { output } = processes.startGateway({ TRUSTED_DOCUMENTS: manifest });
 
     await waitFor(output, /Shared state: .*\n/);
 

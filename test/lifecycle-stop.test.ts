@@ -25,13 +25,19 @@ const READY = /GraphQL gateway ready: (http:\/\/\S+\/graphql)/;
 /** Small, so that the tests are quick; the deadline is 1.6 s after it. */
 const GRACE_MS = '500';
 
-/** `src/main.ts` through tsx, with `preload` modules imported first (a fault a test plants). */
+/** The gateway as `npm start` runs it, with `preload` modules imported first (a fault a test plants). */
 function start(env: Record<string, string>, preload: readonly string[] = []) {
   const imports = preload.flatMap((url) => ['--import', url]);
-  return processes.startNode(['--import', 'tsx', ...imports, 'src/main.ts'], {
-    SHUTDOWN_GRACE_MS: GRACE_MS,
-    ...env,
-  });
+  return processes.startGateway({ SHUTDOWN_GRACE_MS: GRACE_MS, ...env }, [], imports);
+}
+
+/**
+ * `src/main.ts` through tsx, with `preload` modules imported first: for a fault planted in a
+ * dependency, which the build bundles (a preload module reaches only the copy in node_modules/).
+ */
+function startFromSource(env: Record<string, string>, preload: readonly string[]) {
+  const imports = preload.flatMap((url) => ['--import', url]);
+  return processes.startNode(['--import', 'tsx', ...imports, 'src/main.ts'], { SHUTDOWN_GRACE_MS: GRACE_MS, ...env });
 }
 
 /** A module to `--import` before the gateway: `source` runs in the gateway's process (and its workers). */
@@ -154,7 +160,7 @@ describe('SIGTERM ends one process whatever hangs', () => {
         `undici.Pool.prototype.close = () => new Promise(() => {});\n`,
     );
     scripted().answer(json(200, PET_1));
-    const { child, output, exited } = start(upstreams(), [fault]);
+    const { child, output, exited } = startFromSource(upstreams(), [fault]);
     const [, url = ''] = await waitFor(output, READY);
     expect(await postGraphQL(url, PET_QUERY, {}, { api_key: 'demo' })).toMatchObject({ status: 200 });
 

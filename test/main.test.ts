@@ -15,8 +15,8 @@ import { useRedis } from './helpers/redis.js';
 import { closedPortUrl, hold, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { listen, postGraphQL, stop } from './helpers/stack.js';
 
-// Each test starts gateway processes (under tsx, or a cluster): the suite's 15 s hang guard is
-// too short for that on a loaded 2-core machine.
+// Each test starts gateway processes (one, or a cluster): the suite's 15 s hang guard is too short
+// for that on a loaded 2-core machine.
 vi.setConfig({ testTimeout: 60_000 });
 
 /** The exit code of a child process, once it has exited (null: ended by a signal). */
@@ -28,12 +28,9 @@ async function exitCode(child: ChildProcess): Promise<number | null> {
 const processes = useProcesses();
 const redis = useRedis();
 
-/**
- * `src/main.ts` through tsx: the program `npm start` runs compiled (test/build.test.ts runs the
- * compiled one), without a build before each test.
- */
+/** The gateway as `npm start` runs it (the build test/global-setup.ts made), with `env` and `args`. */
 function start(env: Record<string, string>, args: string[] = []) {
-  return processes.startNode(['--import', 'tsx', 'src/main.ts', ...args], env);
+  return processes.startGateway(env, args);
 }
 
 describe('npm start', () => {

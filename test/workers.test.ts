@@ -13,16 +13,16 @@ import { useRedis } from './helpers/redis.js';
 import { hold, json, useScriptedUpstream } from './helpers/scripted-upstream.js';
 import { postGraphQL } from './helpers/stack.js';
 
-// Each test starts gateway processes (under tsx, or a cluster): the suite's 15 s hang guard is
-// too short for that on a loaded 2-core machine.
+// Each test starts a cluster of gateway processes: the suite's 15 s hang guard is too short for
+// that on a loaded 2-core machine.
 vi.setConfig({ testTimeout: 60_000 });
 
 const processes = useProcesses();
 const redis = useRedis();
 
-/** Starts `src/main.ts` with two workers and waits for its banner; its URL and the workers' log lines. */
+/** Starts the gateway with two workers and waits for its banner; its URL and the workers' log lines. */
 async function startCluster(env: Record<string, string> = {}) {
-  const started = processes.startNode(['--import', 'tsx', 'src/main.ts'], { WORKERS: '2', ...env });
+  const started = processes.startGateway({ WORKERS: '2', ...env });
   const [, url = ''] = await waitFor(started.output, /GraphQL gateway ready: (http:\/\/\S+\/graphql)/, 20_000);
   const requestLines = () =>
     started
@@ -41,7 +41,7 @@ function workersOf(primary: number): number[] {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       // After the command name in parentheses: the state, then the parent's pid.
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return parent === primary && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/main.ts');
+      return parent === primary && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js');
     } catch {
       // It ended meanwhile.
       return false;

@@ -4,11 +4,19 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 
 /** The project root, where `npm start` runs; the gateway finds `schema/` from there. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `npm start`'s command, `node [flags] dist/main.js`, split into its words. */
+export const START_COMMAND = (
+  (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts[
+    'start'
+  ] ?? ''
+).split(' ');
 
 export type StartedProcess = {
   child: ChildProcessWithoutNullStreams;
@@ -24,22 +32,30 @@ export type StartOptions = {
 };
 
 /**
- * Kills what the returned `startNode` starts after each test of the calling file, so that a
- * failed test leaves no gateway running. Call it at the top level of a test file.
+ * Kills what the returned functions start after each test of the calling file, so that a failed
+ * test leaves no gateway running. Call it at the top level of a test file.
  */
 export function useProcesses(): {
   startNode(nodeArgs: readonly string[], env?: Record<string, string>, options?: StartOptions): StartedProcess;
+  /**
+   * The gateway as `npm start` runs it, `node [its flags] [nodeArgs] dist/main.js [args]`: the build
+   * test/global-setup.ts made for this run (`nodeArgs`: modules to `--import` first, say).
+   */
+  startGateway(env?: Record<string, string>, args?: readonly string[], nodeArgs?: readonly string[]): StartedProcess;
 } {
   const children: ChildProcessWithoutNullStreams[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill('SIGKILL');
   });
+  const startAndKeep = (nodeArgs: readonly string[], env: Record<string, string> = {}, options: StartOptions = {}) => {
+    const started = startNode(nodeArgs, env, options);
+    children.push(started.child);
+    return started;
+  };
   return {
-    startNode(nodeArgs, env = {}, options = {}) {
-      const started = startNode(nodeArgs, env, options);
-      children.push(started.child);
-      return started;
-    },
+    startNode: startAndKeep,
+    startGateway: (env = {}, args = [], nodeArgs = []) =>
+      startAndKeep([...START_COMMAND.slice(1, -1), ...nodeArgs, START_COMMAND.at(-1) ?? 'dist/main.js', ...args], env),
   };
 }
 
@@ -63,7 +79,7 @@ function startNode(nodeArgs: readonly string[], env: Record<string, string>, opt
 
 /**
  * Polls `read()` until it matches `pattern`; the error on timeout shows the output so far. The
- * default limit is a hang guard, far beyond a start under tsx on a loaded 2-core machine.
+ * default limit is a hang guard, far beyond a start on a loaded 2-core machine.
  */
 export async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 40_000): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;

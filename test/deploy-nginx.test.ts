@@ -22,7 +22,7 @@ import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
 import { freePort } from './helpers/redis-server.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, expectedRequest, summary } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, expectedUpload, summary } from './helpers/stack.js';
 import { until } from './helpers/clock.js';
 
 const NGINX = nginxBinary();
@@ -313,13 +313,7 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
     });
     const [received] = emulator.requests;
     expect(received && { ...summary(received), file: received.rawBody.equals(file) }).toEqual({
-      ...expectedRequest(
-        'POST',
-        '/api/v3/pet/1/uploadImage',
-        'bearer',
-        'application/octet-stream',
-        'additionalMetadata=front',
-      ),
+      ...expectedUpload('1', 'front'),
       file: true,
     });
   });

@@ -4,11 +4,12 @@
  * shared, cached), on both HTTP paths (the lane and yoga); without the header, with EXPLAIN off,
  * and in production by default there is none.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
+import type { GatewayConfig } from '../src/gateway.js';
 import { EVENTUALLY } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
-import { hold, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { useObserved, type ObservedGateway } from './helpers/observed.js';
+import { hold, json } from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER } from './helpers/stack.js';
 
 const EXPLAIN = { 'x-gateway-explain': '1' };
@@ -46,30 +47,17 @@ function call(
   };
 }
 
-let upstream: ScriptedUpstream;
-let gateway: ObservedGateway | undefined;
+const observed = useObserved();
 
-beforeAll(async () => {
-  upstream = await startScriptedUpstream();
-});
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  upstream.reset();
-});
-afterAll(() => upstream.close());
-
-async function serve(overrides: Parameters<typeof serveObserved>[1] = {}): Promise<ObservedGateway> {
-  gateway = await serveObserved(
-    { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
-    { upstreamRetries: 0, ...overrides },
-  );
-  upstream.answer(petStore);
+/** A gateway over the scripted pet store ({@link petStore}); retries off. */
+async function serve(overrides: Partial<GatewayConfig> = {}): Promise<ObservedGateway> {
+  const gateway = await observed.serveScripted(overrides);
+  observed.scripted.answer(petStore);
   return gateway;
 }
 
 /** The upstream requests so far, as `METHOD /path?query`. */
-const received = () => upstream.requests.map((request) => `${request.method} ${request.url}`);
+const received = () => observed.scripted.requests.map((request) => `${request.method} ${request.url}`);
 
 /** Posts `query` as `application/graphql` (its text as the body), which the lane leaves to yoga. */
 async function throughYoga(url: string, query: string, headers: Record<string, string>) {
@@ -104,7 +92,7 @@ describe('x-gateway-explain: 1 on a request the lane serves (a plain JSON POST)'
 
   it("shows a resolver's own call as not batched, its query string and credentials nowhere, and a failed call's status", async () => {
     const served = await serve();
-    upstream.answer((request) =>
+    observed.scripted.answer((request) =>
       request.url.startsWith('/api/v3/pet/9') ? json(404, { message: 'Pet not found' }) : petStore(request),
     );
 
@@ -131,10 +119,10 @@ describe('x-gateway-explain: 1 on a request the lane serves (a plain JSON POST)'
   it("marks a call that joined an identical one in flight (another request's) as shared; the upstream got one", async () => {
     const served = await serve({ metrics: true });
     const held = hold(json(200, pet(1)));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const first = served.gql('{ pet(id: "1") { id } }', {}, { ...EXPLAIN, 'x-request-id': 'first' });
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(1);
     const second = served.gql('{ pet(id: "1") { id } }', {}, { ...EXPLAIN, 'x-request-id': 'second' });
     // The second has joined once the observer has counted it.
     await expect

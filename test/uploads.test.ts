@@ -17,7 +17,7 @@ import {
   uploadParts,
   type Part,
 } from './helpers/multipart.js';
-import { ALL_CREDENTIALS, expectedRequest, summary, useStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, expectedRequest, expectedUpload, summary, useStack, type Stack } from './helpers/stack.js';
 import { ENFORCES_CREDENTIALS, UPSTREAM } from './helpers/upstream.js';
 import { until } from './helpers/clock.js';
 
@@ -97,13 +97,7 @@ describe('uploadPetImage', () => {
     });
     expect(stack.upstream().map((request) => received(request, file))).toEqual([
       {
-        ...expectedRequest(
-          'POST',
-          '/api/v3/pet/1/uploadImage',
-          'bearer',
-          'application/octet-stream',
-          'additionalMetadata=front',
-        ),
+        ...expectedUpload('1', 'front'),
         bytesReceived: 256,
         complete: true,
         body: 'the file',
@@ -141,7 +135,7 @@ describe('uploadPetImage', () => {
     });
     expect(stack.upstream().map((request) => received(request, file))).toEqual([
       {
-        ...expectedRequest('POST', '/api/v3/pet/1/uploadImage', 'bearer', 'application/octet-stream', ''),
+        ...expectedUpload('1'),
         bytesReceived: 1 * MiB,
         complete: true,
         body: 'the file',
@@ -363,7 +357,7 @@ describe('uploadPetImage over uploadMaxBytes', () => {
         gotWholeFile: aborted.bytesReceived >= file.length,
       },
     ).toEqual({
-      ...expectedRequest('POST', '/api/v3/pet/1/uploadImage', 'bearer', 'application/octet-stream', ''),
+      ...expectedUpload('1'),
       complete: false,
       gotWholeFile: false,
     });

@@ -8,22 +8,16 @@
  * (`vi.setSystemTime`), never by waiting.
  */
 import CachePolicy from 'http-cache-semantics';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { changedSettings, ConfigError, loadConfig, type UpstreamCacheSetting } from '../src/config/index.js';
+import type { GatewayConfig } from '../src/gateway.js';
 import { UpstreamCache, type RawResponse } from '../src/upstream/cache.js';
 import { MemoryCacheStore } from '../src/upstream/cache-store.js';
 import { LocalChangeFeed } from '../src/upstream/changes.js';
 import type { UpstreamRequest } from '../src/upstream/http.js';
 import { fakeClock, until } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
-import {
-  hold,
-  json,
-  startScriptedUpstream,
-  type Answer,
-  type ReceivedRequest,
-  type ScriptedUpstream,
-} from './helpers/scripted-upstream.js';
+import { useObserved, type ObservedGateway } from './helpers/observed.js';
+import { hold, json, type Answer, type ReceivedRequest } from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, BEARER, startStack, type Stack } from './helpers/stack.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,26 +27,11 @@ const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';
 const EXPLAIN = { 'x-gateway-explain': '1' };
 const ON: UpstreamCacheSetting = { enabled: true, defaults: {} };
 
-let upstream: ScriptedUpstream;
-let gateway: ObservedGateway | undefined;
-
-beforeAll(async () => {
-  upstream = await startScriptedUpstream();
-});
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  upstream.reset();
-});
-afterAll(() => upstream.close());
+const observed = useObserved();
 
 /** A gateway over the scripted upstream with the upstream cache as `cache` says; retries off. */
-async function serve(cache: UpstreamCacheSetting = ON, overrides: Parameters<typeof serveObserved>[1] = {}) {
-  gateway = await serveObserved(
-    { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
-    { upstreamRetries: 0, upstreamCache: cache, explain: true, ...overrides },
-  );
-  return gateway;
+function serve(cache: UpstreamCacheSetting = ON, overrides: Partial<GatewayConfig> = {}) {
+  return observed.serveScripted({ upstreamCache: cache, explain: true, ...overrides });
 }
 
 /** The pet the scripted upstream answers for `id`, named after its `version`. */
@@ -69,8 +48,8 @@ function petStore(
 ) {
   const names = new Map<string, string>();
   const nameOf = (id: string) => names.get(id) ?? `Cat ${id}`;
-  upstream.answer((request) => {
-    const url = new URL(request.url, upstream.url);
+  observed.scripted.answer((request) => {
+    const url = new URL(request.url, observed.scripted.url);
     const id = /^\/api\/v3\/pet\/(\d+)$/.exec(url.pathname)?.[1];
     if (id === undefined) return json(404, { message: 'not scripted' });
     if (request.method === 'POST') {
@@ -88,7 +67,8 @@ function petStore(
   return { rename: (id: string, name: string) => names.set(id, name) };
 }
 
-const gets = () => upstream.requests.filter((request) => request.method === 'GET').map((request) => request.url);
+const gets = () =>
+  observed.scripted.requests.filter((request) => request.method === 'GET').map((request) => request.url);
 
 /** Moves the gateway's `Date` (the age of what it keeps) on by `seconds`, firing no timer. */
 const later = (seconds: number) => vi.setSystemTime(Date.now() + seconds * 1000);
@@ -173,7 +153,7 @@ describe('following HTTP caching headers', () => {
     await served.gql('query Pet { pet(id: 2) { id name } }', {}, { api_key: 'key-of-ann' });
     await served.gql('query Pet { pet(id: 2) { id name } }', {}, { api_key: 'key-of-bob' });
     expect(gets()).toEqual(['/api/v3/pet/1', '/api/v3/pet/2', '/api/v3/pet/2']);
-    expect(upstream.requests[2]?.headers['api_key']).toBe('key-of-bob');
+    expect(observed.scripted.requests[2]?.headers['api_key']).toBe('key-of-bob');
   });
 
   it('honours Expires', async () => {
@@ -213,7 +193,7 @@ describe('revalidation', () => {
     expect(revalidated.data).toEqual({ pet: { id: '1', name: 'Cat 1' } });
     expect(revalidated.extensions?.['upstream']).toMatchObject([{ status: 304, cached: false }]);
     expect(refreshed.data).toEqual({ pet: { id: '1', name: 'Cat 1' } });
-    expect(upstream.requests.map((request) => request.headers['if-none-match'])).toEqual([undefined, '"v1"']);
+    expect(observed.scripted.requests.map((request) => request.headers['if-none-match'])).toEqual([undefined, '"v1"']);
     expect(await cacheCounts(served)).toEqual({
       'getPetById miss': 1,
       'getPetById revalidated': 1,
@@ -235,7 +215,10 @@ describe('revalidation', () => {
 
     expect(changed.data).toEqual({ pet: { id: '1', name: 'Tom' } });
     expect(kept.data).toEqual({ pet: { id: '1', name: 'Tom' } });
-    expect(upstream.requests.map((request) => request.headers['if-modified-since'])).toEqual([undefined, modified]);
+    expect(observed.scripted.requests.map((request) => request.headers['if-modified-since'])).toEqual([
+      undefined,
+      modified,
+    ]);
   });
 });
 
@@ -390,7 +373,7 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
   });
 
   it('never gives one caller what was fetched with another api_key', async () => {
-    upstream.answer((request) => json(200, pet('1', `Cat of ${String(request.headers['api_key'])}`)));
+    observed.scripted.answer((request) => json(200, pet('1', `Cat of ${String(request.headers['api_key'])}`)));
     const served = await serve({ enabled: true, defaults: { getPetById: 30 } });
 
     const ann = await served.gql(PET_QUERY, {}, { api_key: 'key-of-ann' });
@@ -404,12 +387,15 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
       { pet: { id: '1', name: 'Cat of key-of-ann' } },
       { pet: { id: '1', name: 'Cat of key-of-bob' } },
     ]);
-    expect(upstream.requests.map((request) => request.headers['api_key'])).toEqual(['key-of-ann', 'key-of-bob']);
+    expect(observed.scripted.requests.map((request) => request.headers['api_key'])).toEqual([
+      'key-of-ann',
+      'key-of-bob',
+    ]);
   });
 
   it('keeps a bearer-protected list per caller with a default, but not on a bare max-age (RFC 9111 §3.5)', async () => {
     const sent: { cacheControl?: string } = {};
-    upstream.answer((request) => ({
+    observed.scripted.answer((request) => ({
       status: 200,
       headers: {
         'content-type': 'application/json',
@@ -425,13 +411,13 @@ describe('per-operation defaults (for upstreams that send no caching headers)', 
     const bob = await served.gql(list, {}, { authorization: 'Bearer token-of-bob' });
     expect(ann.data).toEqual({ petsByStatus: [{ name: 'Cat for Bearer token-of-ann' }] });
     expect(bob.data).toEqual({ petsByStatus: [{ name: 'Cat for Bearer token-of-bob' }] });
-    expect(upstream.requests).toHaveLength(2);
+    expect(observed.scripted.requests).toHaveLength(2);
 
     sent.cacheControl = 'max-age=60';
     const other = 'query List { petsByStatus(status: [SOLD]) { name } }';
     await served.gql(other, {}, { authorization: 'Bearer token-of-ann' });
     await served.gql(other, {}, { authorization: 'Bearer token-of-ann' });
-    expect(upstream.requests).toHaveLength(4);
+    expect(observed.scripted.requests).toHaveLength(4);
   });
 
   it('reads UPSTREAM_CACHE as a list or a file, and refuses what it cannot use', () => {
@@ -478,7 +464,7 @@ describe('batches', () => {
     petStore();
     const served = await serve({ enabled: true, defaults: { getPetById: 30 } });
     await served.gql('query Three { pets(ids: [1, 2, 3]) { id } }');
-    upstream.requests.length = 0;
+    observed.scripted.requests.length = 0;
 
     const batch = await served.gql('query Five { pets(ids: [1, 2, 3, 4, 5]) { id name } }', {}, EXPLAIN);
 

@@ -6,14 +6,15 @@
  * caller keeps its own deadline, every caller gets the answer or the failure, and joined calls
  * are counted (`upstream_shared_calls_total`) and shown in the request log (`shared: true`).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { GatewayConfig } from '../src/gateway.js';
 import { createUpstreamClient, type UpstreamClient, type UpstreamRequest } from '../src/upstream/http.js';
 import { callOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from '../src/upstream/operations.js';
 import { PetStatus } from '../src/upstream/payloads.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { EVENTUALLY, fakeClock, tracked, until } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
-import { hold, json, startScriptedUpstream, type Answer, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { useObserved, type ObservedGateway } from './helpers/observed.js';
+import { hold, json, type Answer } from './helpers/scripted-upstream.js';
 import {
   ALL_CREDENTIALS,
   API_KEY,
@@ -28,33 +29,22 @@ const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';
 const GET_PET_1 = 'GET /api/v3/pet/1';
 const CAT_1 = { status: 200, data: { pet: { id: '1', name: 'Cat 1' } } };
 
-let upstream: ScriptedUpstream;
-let gateway: ObservedGateway | undefined;
+const observed = useObserved();
 let client: UpstreamClient | undefined;
 
-beforeAll(async () => {
-  upstream = await startScriptedUpstream();
-});
 afterEach(async () => {
-  await Promise.all([gateway?.close(), client?.close()]);
-  gateway = undefined;
+  await client?.close();
   client = undefined;
-  upstream.reset();
 });
-afterAll(() => upstream.close());
 
 /** A gateway over the scripted upstream, its log captured; retries off, so each call is one request. */
-async function serve(overrides: Parameters<typeof serveObserved>[1] = {}): Promise<ObservedGateway> {
-  gateway = await serveObserved(
-    { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
-    { upstreamRetries: 0, ...overrides },
-  );
-  return gateway;
+function serve(overrides: Partial<GatewayConfig> = {}): Promise<ObservedGateway> {
+  return observed.serveScripted(overrides);
 }
 
 /** An upstream client of the pet store on the scripted upstream, with the default sharing. */
 function petstoreClient(): UpstreamClient {
-  client = createUpstreamClient('petstore', { ...defaultClientOptions(`${upstream.url}/api/v3`), retries: 0 });
+  client = createUpstreamClient('petstore', { ...defaultClientOptions(`${observed.scripted.url}/api/v3`), retries: 0 });
   return client;
 }
 
@@ -67,7 +57,7 @@ const petWrite = (operation: string, method: 'POST' | 'PUT'): UpstreamRequest =>
   headers: { accept: 'application/json' },
   body: { contentType: 'application/json', data: '{"id":1}' },
 });
-const calls = () => upstream.requests.map((request) => `${request.method} ${request.url}`);
+const calls = () => observed.scripted.requests.map((request) => `${request.method} ${request.url}`);
 
 /** The samples of `metric` in the gateway's /metrics (its name with labels, as written) and their values. */
 async function samples(served: ObservedGateway, metric: string): Promise<Record<string, number>> {
@@ -110,7 +100,7 @@ describe('identical reads in flight at once', () => {
   it("50 requests asking the same pet make one upstream call, made with the first caller's request id, and all get the pet", async () => {
     const served = await serve();
     const held = hold(json(200, PET_1));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const results = Promise.all(
       Array.from({ length: 50 }, (_, index) =>
@@ -122,7 +112,7 @@ describe('identical reads in flight at once', () => {
 
     expect(await results).toEqual(Array.from({ length: 50 }, () => CAT_1));
     expect(
-      upstream.requests.map((request) => [
+      observed.scripted.requests.map((request) => [
         request.method,
         request.url,
         request.headers['api_key'],
@@ -131,7 +121,7 @@ describe('identical reads in flight at once', () => {
       ]),
     ).toEqual([['GET', '/api/v3/pet/1', API_KEY, 'application/json', undefined]]);
     // The one call carried the request id of the request that started it, and no other.
-    const firstCaller = upstream.requests[0]?.headers['x-request-id'];
+    const firstCaller = observed.scripted.requests[0]?.headers['x-request-id'];
     expect(firstCaller).toMatch(/^caller-\d+$/);
     const lines = served.requestLines();
     expect(lines).toHaveLength(50);
@@ -153,7 +143,7 @@ describe('identical reads in flight at once', () => {
   it('are counted: upstream_requests_total counts the call sent, upstream_shared_calls_total the 49 that joined it', async () => {
     const served = await serve();
     const held = hold(json(200, PET_1));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const results = Promise.all(Array.from({ length: 50 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
     await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(49);
@@ -172,7 +162,7 @@ describe('identical reads in flight at once', () => {
     const served = await serve();
     const held = hold(json(200, PET_1));
     // Each answer names the credential it was asked with, so a caller served another's answer shows.
-    upstream.answer((request) => ({
+    observed.scripted.answer((request) => ({
       until: held.until,
       then: json(200, {
         ...PET_1,
@@ -189,7 +179,7 @@ describe('identical reads in flight at once', () => {
     ];
 
     const results = Promise.all(callers.map((headers) => served.gql(PET_QUERY, {}, headers)));
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(5);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(5);
     await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(1);
     held.release();
 
@@ -203,7 +193,7 @@ describe('identical reads in flight at once', () => {
         'seen with Bearer token-of-di',
       ].map((name) => ({ pet: { id: '1', name } })),
     );
-    const sent = upstream.requests.map((request) => ({
+    const sent = observed.scripted.requests.map((request) => ({
       method: request.method,
       url: request.url,
       apiKey: request.headers['api_key'],
@@ -221,10 +211,10 @@ describe('identical reads in flight at once', () => {
   it('with UPSTREAM_DEDUPE=false make one upstream call per request', async () => {
     const served = await serve({ upstreamDedupe: false });
     const held = hold(json(200, PET_1));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const results = Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(5);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(5);
     held.release();
 
     expect(await results).toEqual(Array.from({ length: 5 }, () => CAT_1));
@@ -235,10 +225,10 @@ describe('identical reads in flight at once', () => {
   it("still count against each caller's own UPSTREAM_MAX_CALLS_PER_OPERATION budget", async () => {
     const served = await serve({ upstreamMaxCallsPerOperation: 1 });
     const held = hold(json(200, PET_1));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const first = served.gql(PET_QUERY, {}, { api_key: API_KEY });
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(1);
     // Its pet joins the call in flight, which spends its budget of one: its order is refused.
     const second = served.gql('{ pet(id: 1) { id name } order(id: 1) { id } }', {}, { api_key: API_KEY });
     await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(1);
@@ -314,7 +304,7 @@ describe('a failure of a shared call', () => {
   it.each(failures)('(%s) reaches every caller, with its code', async (_, answer, expected) => {
     const served = await serve();
     const held = hold(answer);
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const results = Promise.all(Array.from({ length: 10 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
     await expect.poll(() => joinedPetCalls(served), EVENTUALLY).toBe(9);
@@ -335,7 +325,7 @@ describe('a failure of a shared call', () => {
         UPSTREAM_BODY_TIMEOUT_MS: '10000',
       }),
     });
-    upstream.answer({ hang: true });
+    observed.scripted.answer({ hang: true });
     fakeClock();
 
     const answers = Promise.all(Array.from({ length: 5 }, () => served.gql(PET_QUERY, {}, { api_key: API_KEY })));
@@ -355,8 +345,8 @@ describe('a failure of a shared call', () => {
     }
     expect(calls()).toEqual([GET_PET_1]);
     expect(await joinedPetCalls(served)).toBe(4);
-    const connection = upstream.requests[0]?.connection ?? 0;
-    await until(() => !upstream.isOpen(connection), 'the upstream to see its connection closed');
+    const connection = observed.scripted.requests[0]?.connection ?? 0;
+    await until(() => !observed.scripted.isOpen(connection), 'the upstream to see its connection closed');
   });
 });
 
@@ -375,7 +365,7 @@ describe("each caller's deadline", () => {
   /** A first caller's pet lookup, and the same lookup `lateByMs` later (on the fake clock), once it has joined the call. */
   async function firstThenLate(served: ObservedGateway, lateByMs: number) {
     const first = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
-    await until(() => upstream.requests.length === 1, 'the upstream to receive the call');
+    await until(() => observed.scripted.requests.length === 1, 'the upstream to receive the call');
     await vi.advanceTimersByTimeAsync(lateByMs);
     const late = tracked(served.gql(PET_QUERY, {}, { api_key: API_KEY }));
     await until(async () => (await joinedPetCalls(served)) === 1, 'the late caller to join the call');
@@ -384,7 +374,7 @@ describe("each caller's deadline", () => {
 
   it("holds for a caller that joins late: it times out at its own deadline, not at the first caller's, nor later", async () => {
     const served = await serve(DEADLINE_ONLY);
-    upstream.answer({ hang: true });
+    observed.scripted.answer({ hang: true });
     fakeClock();
 
     const { first, late } = await firstThenLate(served, 300);
@@ -418,7 +408,7 @@ describe("each caller's deadline", () => {
   it('of the first caller does not end the call for a caller that joined later: the answer that comes after the first gave up reaches the other', async () => {
     const served = await serve(DEADLINE_ONLY);
     const held = hold(json(200, PET_1));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
     fakeClock();
 
     const { first, late } = await firstThenLate(served, 400);
@@ -443,8 +433,9 @@ describe('a change', () => {
     const held = hold(json(200, PET_1));
     const renamed = json(200, { ...PET_1, name: 'Renamed' });
     // The first read is held; the change and every later read are answered at once.
-    upstream.answer((request) =>
-      request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1
+    observed.scripted.answer((request) =>
+      request.method === 'GET' &&
+      observed.scripted.requests.filter((received) => received.method === 'GET').length === 1
         ? held.answer
         : renamed,
     );
@@ -528,14 +519,15 @@ describe('a change', () => {
     async (_, change, read, expectedCalls) => {
       const petstore = petstoreClient();
       const held = hold(json(200, { before: true }));
-      upstream.answer((request) =>
-        request.method === 'GET' && upstream.requests.filter((received) => received.method === 'GET').length === 1
+      observed.scripted.answer((request) =>
+        request.method === 'GET' &&
+        observed.scripted.requests.filter((received) => received.method === 'GET').length === 1
           ? held.answer
           : json(200, { before: false }),
       );
 
       const before = petstore.request(read);
-      await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
+      await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(1);
       await petstore.request(change);
       const after = petstore.request(read);
       // The first read is still held: the later one reaches the upstream on its own.
@@ -551,19 +543,19 @@ describe('a change', () => {
     const petstore = petstoreClient();
     const changeHeld = hold(json(200, {}));
     const readHeld = hold(json(200, { before: true }));
-    upstream.answer((request) =>
+    observed.scripted.answer((request) =>
       request.method === 'PUT'
         ? changeHeld.answer
-        : upstream.requests.filter((received) => received.method === 'GET').length === 1
+        : observed.scripted.requests.filter((received) => received.method === 'GET').length === 1
           ? readHeld.answer
           : json(200, { before: false }),
     );
 
     const change = petstore.request({ ...callTo('updatePet'), body: JSON_BODY });
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(1);
     // Started while the change is in flight: the upstream may answer it before or after carrying the change out.
     const during = petstore.request(READ);
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(2);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(2);
     changeHeld.release();
     await change;
     const after = petstore.request(READ);
@@ -577,10 +569,10 @@ describe('a change', () => {
   it('of another resource leaves the reads in flight open to joiners', async () => {
     const petstore = petstoreClient();
     const held = hold(json(200, { id: 1 }));
-    upstream.answer((request) => (request.method === 'GET' ? held.answer : json(200, {})));
+    observed.scripted.answer((request) => (request.method === 'GET' ? held.answer : json(200, {})));
 
     const first = petstore.request(READ);
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(1);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(1);
     await petstore.request({ ...callTo('placeOrder'), body: JSON_BODY });
     const second = petstore.request(READ);
     held.release();
@@ -610,14 +602,14 @@ describe('a change', () => {
     async (method, call) => {
       const petstore = petstoreClient();
       const held = hold(json(200, { id: 1 }));
-      upstream.answer(held.answer);
+      observed.scripted.answer(held.answer);
 
       const both = Promise.all([petstore.request(call), petstore.request(call)]);
-      await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(2);
+      await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(2);
       held.release();
       await both;
 
-      expect(upstream.requests.map((request) => [request.method, request.url, request.body])).toEqual([
+      expect(observed.scripted.requests.map((request) => [request.method, request.url, request.body])).toEqual([
         [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
         [method, `/api/v3${call.path}`, typeof call.body?.data === 'string' ? call.body.data : ''],
       ]);
@@ -627,11 +619,11 @@ describe('a change', () => {
   it('(two addPet mutations at once) sends two POSTs', async () => {
     const served = await serve();
     const held = hold(json(200, { id: 10, name: 'Rex', photoUrls: [] }));
-    upstream.answer(held.answer);
+    observed.scripted.answer(held.answer);
 
     const mutation = 'mutation { addPet(input: { id: 10, name: "Rex" }) { id name } }';
     const both = Promise.all([served.gql(mutation, {}, ALL_CREDENTIALS), served.gql(mutation, {}, ALL_CREDENTIALS)]);
-    await expect.poll(() => upstream.requests.length, EVENTUALLY).toBe(2);
+    await expect.poll(() => observed.scripted.requests.length, EVENTUALLY).toBe(2);
     held.release();
 
     expect(await both).toEqual([

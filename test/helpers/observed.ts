@@ -92,6 +92,12 @@ export type ObservedTests = {
     overrides?: Partial<GatewayConfig>,
     dependencies?: Omit<GatewayDependencies, 'logDestination'>,
   ): Promise<ObservedGateway>;
+  /**
+   * {@link serve} over the scripted upstream (its pet store under `/api/v3`, its plants at its root),
+   * with retries off unless `overrides` turn them on, so that a test sees exactly the one request a
+   * call makes.
+   */
+  serveScripted(overrides?: Partial<GatewayConfig>): Promise<ObservedGateway>;
 };
 
 /**
@@ -117,7 +123,7 @@ export function useObserved(): ObservedTests {
     scripted?.reset();
   });
   afterAll(() => Promise.all([emulator?.close(), scripted?.close()]));
-  return {
+  const tests: ObservedTests = {
     get emulator() {
       return present(emulator, 'emulator');
     },
@@ -132,5 +138,10 @@ export function useObserved(): ObservedTests {
       served.push(gateway);
       return gateway;
     },
+    serveScripted(overrides = {}) {
+      const { url } = present(scripted, 'scripted upstream');
+      return tests.serve({ petstoreUrl: `${url}/api/v3`, plantsUrl: url }, { upstreamRetries: 0, ...overrides });
+    },
   };
+  return tests;
 }

@@ -202,6 +202,15 @@ export function expectedGet(path: string, sent: 'api_key' | 'bearer' | 'both' | 
   return expectedRequest('GET', path, sent, undefined, query);
 }
 
+/**
+ * {@link expectedRequest} of an image upload (`uploadPetImage`): the file's bytes POSTed to the pet's
+ * `uploadImage` with the bearer token, `additionalMetadata` in the query when given.
+ */
+export function expectedUpload(petId: string, additionalMetadata?: string) {
+  const query = additionalMetadata === undefined ? '' : `additionalMetadata=${additionalMetadata}`;
+  return expectedRequest('POST', `/api/v3/pet/${petId}/uploadImage`, 'bearer', 'application/octet-stream', query);
+}
+
 /** The requests the upstream received since the last look: what `summary` shows, plus the raw body. */
 export function received(stack: Stack) {
   return stack.upstream().map((request) => ({ ...summary(request), body: request.body }));

@@ -5,12 +5,12 @@
 import { printSchema, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { named, type NamedPlugin } from './plugins/named.js';
-import { ConfigError, redisSettings, upstreamClientSettings, type Config } from './config/index.js';
-import { createContext, useGraphQLContext, type GraphQLContext, type Upstreams } from './context.js';
+import { createUpstreams, sharedState, type GatewayConfig, type GatewayUpstreams } from './gateway-upstreams.js';
+import { ConfigError } from './config/index.js';
+import { createContext, useGraphQLContext, type GraphQLContext } from './context.js';
 import { credentialSecrets } from './secrets.js';
 import { usePersistedQueries } from './plugins/persisted-queries.js';
 import { checkTtlPerType, responseCachePlugins } from './plugins/response-cache.js';
-import { ContractSampler } from './contract/sampling.js';
 import { maskError } from './errors.js';
 import { useAnswerCompression } from './plugins/compression.js';
 import { createHttpHandler, type HttpHandler, type LaneOptions } from './http/lane.js';
@@ -29,34 +29,20 @@ import { graphiqlOptions, graphiqlPages } from './plugins/graphiql.js';
 import { useOperationsEndpoints } from './observability/endpoints.js';
 import { checkReadiness } from './observability/health.js';
 import { createObservability, type Observability, type ObservabilityDependencies } from './observability/index.js';
-import type { RequestScope } from './observability/request-context.js';
 import { logFailure } from './observability/yoga-logger.js';
 import { createSchema } from './schema.js';
-import { createSharedState, type SharedRedis, type SharedState } from './redis/index.js';
+import type { SharedRedis, SharedState } from './redis/index.js';
 import { createSecurity, type Security } from './security/index.js';
-import type { UpstreamCallBudget } from './security/fan-out.js';
 import type { RateLimitStore } from './security/rate-limit.js';
 import { useStreamingUploads } from './plugins/uploads.js';
-import { createUpstreamClient, type UpstreamClientOptions, type UpstreamPool } from './upstream/http.js';
-import { type UpstreamService } from './upstream/failure.js';
-import { LocalChangeFeed, type ChangeFeed } from './upstream/changes.js';
-import { UpstreamCache } from './upstream/cache.js';
-import { MemoryCacheStore } from './upstream/cache-store.js';
-import { createPetstoreApi } from './upstream/petstore.js';
-import { createPlantsApi } from './upstream/plants.js';
+import { createUpstreamClient } from './upstream/http.js';
+import type { ChangeFeed } from './upstream/changes.js';
 import { createLoaders } from './loaders.js';
 import { LiveQueries, withLiveDirective } from './live/index.js';
 import { loadTools, type McpTool } from './mcp/tools.js';
 import { useMcp, type GraphQLServer } from './mcp/plugin.js';
-import type { UpstreamClient } from './upstream/http.js';
 
-/** The configuration with both upstreams resolved (to their URLs or to the emulator's). */
-export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & {
-  petstoreUrl: string;
-  plantsUrl: string;
-  /** the upstreams are the embedded emulator: GraphiQL opens with its demo credentials. @default false */
-  emulator?: boolean;
-};
+export type { GatewayConfig } from './gateway-upstreams.js';
 
 /** A gateway: its node:http request listener, the yoga instance behind it, and how to release its upstream pools. */
 export type Gateway = {
@@ -86,40 +72,6 @@ type GatewayLive = {
   attach(server: import('node:http').Server): void;
 };
 
-/**
- * The options of one area's upstream client: those of its configuration, its retries logged, its
- * calls observed, its circuit's changes logged and shown in /metrics, and shared with the other
- * replicas through Redis (with REDIS_URL).
- */
-function clientOptions(
-  config: GatewayConfig,
-  service: UpstreamService,
-  observability: Observability,
-  shared: SharedState | undefined,
-  { cache, changes }: { cache: UpstreamCache | undefined; changes: ChangeFeed },
-): UpstreamClientOptions {
-  const { logger, metrics } = observability;
-  metrics?.observeCircuit(service, 'closed');
-  return {
-    ...upstreamClientSettings(config, service),
-    cache,
-    changes,
-    onCache: ({ operation, result }) => metrics?.observeUpstreamCache(service, operation, result),
-    onRetry: ({ operation, retry, delayMs, reason, scope }) =>
-      observability.lane.logging(scope?.request, () =>
-        logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
-      ),
-    observer: observability.observeUpstream,
-    onCircuitChange: (state) => {
-      metrics?.observeCircuit(service, state);
-      if (state === 'open') logger.warn(`upstream ${service}: circuit open, calls fail at once (UPSTREAM_UNAVAILABLE)`);
-      else if (state === 'half-open') logger.info(`upstream ${service}: circuit half-open, the next call is a trial`);
-      else logger.info(`upstream ${service}: circuit closed, calls go through again`);
-    },
-    news: shared?.areaNews,
-  };
-}
-
 /** What the gateway is built with besides its configuration; tests and the benchmark replace parts. */
 export type GatewayDependencies = ObservabilityDependencies & {
   /**
@@ -130,43 +82,6 @@ export type GatewayDependencies = ObservabilityDependencies & {
   createUpstreamClient?: typeof createUpstreamClient;
   /** where the rate-limit buckets live without REDIS_URL. @default in this process (a cluster worker: in the primary) */
   rateLimitStore?: RateLimitStore;
-};
-
-/** Connects to REDIS_URL when it is set: Redis errors counted in /metrics, each outage logged once. */
-function sharedState(config: GatewayConfig, observability: Observability): SharedState | undefined {
-  const redis = redisSettings(config);
-  if (redis === undefined) return undefined;
-  const { logger, metrics } = observability;
-  return createSharedState(redis, {
-    error: (operation) => metrics?.observeRedisError(operation),
-    outage: (lost, reason) =>
-      lost
-        ? logger.warn(
-            `Redis unreachable (${reason}): cache bypassed, rate limits ` +
-              `${config.rateLimitFailClosed ? 'refusing requests (RATE_LIMIT_FAIL_CLOSED)' : 'not applied'}, ` +
-              'APQ documents and upstream circuits kept in this process only; reconnecting',
-          )
-        : logger.info('Redis reachable again: state shared again'),
-  });
-}
-
-/** Both areas' upstream clients, and the upstreams one operation sees through them. */
-type GatewayUpstreams = {
-  petstore: UpstreamPool;
-  plants: UpstreamPool;
-  /**
-   * the upstreams of one operation, through its budget of calls, for `scope` when the lane names
-   * it; `record` wraps the pet store's client (a live query's run records its reads)
-   */
-  upstreamsFor: (
-    budget: UpstreamCallBudget,
-    scope?: RequestScope,
-    record?: (client: UpstreamClient) => UpstreamClient,
-  ) => Upstreams;
-  /** what writes changed (src/upstream/changes.ts) */
-  changes: ChangeFeed;
-  /** the upstream cache, when UPSTREAM_CACHE is on */
-  cache: UpstreamCache | undefined;
 };
 
 /** What the gateway's yoga and its lane are built from, once the configuration has passed its checks. */
@@ -189,7 +104,12 @@ export function createGateway(config: GatewayConfig, dependencies: GatewayDepend
   const shared = sharedState(config, observability);
   const { security, schema } = securedSchema(config, dependencies, observability, shared);
   const mcpTools = config.mcp ? mcpToolsOf(config, schema, security, { observability, shared }) : undefined;
-  const upstreams = createUpstreams(config, dependencies, observability, shared);
+  const upstreams = createUpstreams(
+    config,
+    dependencies.createUpstreamClient ?? createUpstreamClient,
+    observability,
+    shared,
+  );
   const live = config.liveQueries ? createLive(config, observability, security, upstreams) : undefined;
   const parts: GatewayParts = { observability, shared, security, schema, upstreams, live, mcpTools };
   const built = createGatewayYoga(config, parts);
@@ -296,57 +216,6 @@ function createLive(
     },
   });
 }
-
-/** Builds both areas' upstream clients. */
-function createUpstreams(
-  config: GatewayConfig,
-  dependencies: GatewayDependencies,
-  observability: Observability,
-  shared: SharedState | undefined,
-): GatewayUpstreams {
-  const { logger } = observability;
-  // Writes tell what they changed here, before their answer is sent; with REDIS_URL, every replica hears it.
-  const local = new LocalChangeFeed((error) => logger.error(error));
-  const changes = shared?.changeFeed(local, (message) => logger.warn(message)) ?? local;
-  // The upstream cache (UPSTREAM_CACHE, off by default): in Redis with REDIS_URL, else in this process.
-  const cache = config.upstreamCache.enabled
-    ? new UpstreamCache(
-        shared?.upstreamCacheStore() ??
-          new MemoryCacheStore({ maxEntries: config.upstreamCacheMaxEntries, maxBytes: config.upstreamCacheMaxBytes }),
-        { defaults: config.upstreamCache.defaults },
-        changes,
-      )
-    : undefined;
-  const createClient = dependencies.createUpstreamClient ?? createUpstreamClient;
-  const petstoreClient = createClient(
-    'petstore',
-    clientOptions(config, 'petstore', observability, shared, { cache, changes }),
-  );
-  const plantsClient = createClient(
-    'plants',
-    clientOptions(config, 'plants', observability, shared, { cache, changes }),
-  );
-  // A sample of the answers is checked against the documents (UPSTREAM_CONTRACT_SAMPLE; src/contract/sampling.ts).
-  const sampler = new ContractSampler({
-    fraction: config.upstreamContractSample,
-    log: observability.log,
-    metrics: observability.metrics,
-  });
-  const [petstore, plants] = [sampler.wrap(petstoreClient), sampler.wrap(plantsClient)];
-  // Each operation sees the upstreams through its own budget of calls (UPSTREAM_MAX_CALLS_PER_OPERATION).
-  // The lane names the request each operation is for; yoga's requests find theirs ambient.
-  const upstreamsFor: GatewayUpstreams['upstreamsFor'] = (budget, scope, record) => ({
-    petstore: createPetstoreApi((record ?? same)(budget.limit(petstore, scope)), {
-      bodyFormat: config.petstoreBodyFormat,
-      accept: config.petstoreAccept,
-      changes,
-    }),
-    plants: createPlantsApi(budget.limit(plants, scope)),
-  });
-  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes, cache };
-}
-
-const same = (client: UpstreamClient) => client;
 
 /**
  * The MCP tools (MCP_OPERATIONS, MCP_MUTATIONS), checked against the schema (and, with

@@ -6,6 +6,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -28,10 +29,18 @@ export type McpSetup = {
   call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult | undefined>;
 };
 
+/**
+ * The JSON Schema validator of every server. A server given none makes an Ajv instance of its
+ * own, with its formats: with a server per POST, that was a fifth of a tool call's CPU (2.28 ms
+ * against 1.82 ms, one process, Node 26). It checks only answers to elicitation requests, which
+ * this server never sends.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
 /** Serves one POST with a fresh server and transport (stateless), closed once it has answered. */
 export async function serveMcp(request: Request, setup: McpSetup): Promise<Response> {
   const capabilities = { tools: { listChanged: false }, ...(setup.schema !== undefined && { resources: {} }) };
-  const server = new McpServer(setup.info, { capabilities });
+  const server = new McpServer(setup.info, { capabilities, jsonSchemaValidator: VALIDATOR });
   if (setup.schema !== undefined) offerSchema(server, setup.schema);
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: setup.tools }));
   server.server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {

@@ -311,23 +311,8 @@ function gatewayPlugins(
     ),
     // First: a browser's visit is answered before the CSRF check refuses it.
     ...named('entry-pages', useEntryPages({ endpoint: '/graphql', graphiql: config.graphiql })),
-    // `/mcp` (MCP): each tool call runs its operation through this same yoga (src/mcp/).
-    ...(mcpTools
-      ? named(
-          'mcp',
-          useMcp({
-            tools: mcpTools,
-            yoga: self,
-            corsOrigins: config.corsOrigins,
-            maxBodyBytes: config.requestMaxBytes,
-            authorizationServers: config.mcpAuthorizationServers,
-            // The schema as a resource follows INTROSPECTION: off, an agent sees no more than a GraphQL client.
-            schemaSdl: config.introspection ? printSchema(schema) : undefined,
-            observe:
-              observability.metrics && ((tool, outcome) => observability.metrics?.observeMcpToolCall(tool, outcome)),
-          }),
-        )
-      : []),
+    // `/mcp` (MCP): each tool call runs its operation through this same yoga.
+    ...(mcpTools ? named('mcp', mcpPlugin(config, { schema, observability }, mcpTools, self)) : []),
     ...named('uploads', useStreamingUploads({ maxFileBytes: config.uploadMaxBytes, maxFiles: config.uploadMaxFiles })),
     ...security.plugins,
     // @defer and @stream, their parts' errors masked (src/plugins/incremental-delivery.ts).
@@ -377,6 +362,26 @@ function gatewayPlugins(
       }),
     ),
   ];
+}
+
+/** `/mcp` (MCP): each tool call runs its operation through the gateway's own yoga, `self` (src/mcp/). */
+function mcpPlugin(
+  config: GatewayConfig,
+  { schema, observability }: Pick<GatewayParts, 'schema' | 'observability'>,
+  tools: McpTool[],
+  self: () => GraphQLServer,
+): Plugin {
+  const { metrics } = observability;
+  return useMcp({
+    tools,
+    yoga: self,
+    corsOrigins: config.corsOrigins,
+    maxBodyBytes: config.requestMaxBytes,
+    authorizationServers: config.mcpAuthorizationServers,
+    // The schema as a resource follows INTROSPECTION: off, an agent sees no more than a GraphQL client.
+    schemaSdl: config.introspection ? printSchema(schema) : undefined,
+    observe: metrics && ((tool, outcome) => metrics.observeMcpToolCall(tool, outcome)),
+  });
 }
 
 /**

@@ -235,6 +235,11 @@ export function readPluginTable(
   };
 }
 
+/** The row of `key` in `table`: its own, never one an object inherits (`constructor`). */
+function rowOf<R>(table: Readonly<Record<string, R>>, key: string): R | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 /** The request hooks `plugin` has. */
 function requestHooksOf(plugin: object): RequestHook[] {
   return REQUEST_HOOKS.filter((hook) => (plugin as Record<string, unknown>)[hook] !== undefined);
@@ -243,7 +248,7 @@ function requestHooksOf(plugin: object): RequestHook[] {
 /** Each of the gateway's plugins without a row, and each request hook its row does not cover. */
 function unservedHooks(plugins: readonly NamedPlugin[]): string[] {
   return plugins.flatMap(({ name, plugin }) => {
-    const row = GATEWAY_PLUGINS[name];
+    const row = rowOf(GATEWAY_PLUGINS, name);
     if (row === undefined) return [`plugin ${name}: no row in the front's table`];
     return requestHooksOf(plugin).flatMap((hook) => (row[hook] === undefined ? [`plugin ${name} ${hook}`] : []));
   });
@@ -256,7 +261,7 @@ function unservedOptions(plugins: readonly NamedPlugin[], options: YogaOptions):
   for (const [option, row] of Object.entries(YOGA_OPTIONS))
     if (typeof row === 'function' && row(given[option]) === undefined) unserved.push(`option ${option}`);
   for (const [option, value] of Object.entries(given))
-    if (value !== undefined && YOGA_OPTIONS[option] === undefined) unserved.push(`option ${option}`);
+    if (value !== undefined && rowOf(YOGA_OPTIONS, option) === undefined) unserved.push(`option ${option}`);
   const named = plugins.map(({ plugin }) => plugin);
   const installed = options.plugins ?? [];
   if (installed.length !== named.length || installed.some((plugin, index) => plugin !== named[index]))
@@ -303,7 +308,7 @@ function hooksTheLaneCalls<K extends 'onParams' | 'onResultProcess'>(
 ): NonNullable<Plugin[K]>[] {
   return plugins.flatMap(({ name, plugin }) => {
     const called = plugin[hook];
-    return called !== undefined && GATEWAY_PLUGINS[name]?.[hook] === THE_LANE_CALLS_IT ? [called] : [];
+    return called !== undefined && rowOf(GATEWAY_PLUGINS, name)?.[hook] === THE_LANE_CALLS_IT ? [called] : [];
   });
 }
 

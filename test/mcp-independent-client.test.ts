@@ -5,15 +5,15 @@
  * the AI SDK sees: the default tools and their schemas, a call that answers, a call that lacks a
  * credential, and what the upstream received.
  *
- * The client supports Node.js 22 and later, so it runs in a process of its own: on the node
- * running the tests when that is 22 or later (CI's second run, on the shipped line), else on the
- * shipped line's binary that scripts/fetch-node.sh keeps (as CI and the bench find it). Without
- * either the tests fail, saying so.
+ * The client supports Node.js 22 and later, so it runs in a process of its own, started once for
+ * the file and handed one conversation at a time: on the node running the tests when that is 22
+ * or later (CI's second run, on the shipped line), else on the shipped line's binary that
+ * scripts/fetch-node.sh keeps (as CI and the bench find it). Without either the tests fail, saying so.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation, Step, Transcript } from './fixtures/ai-sdk-mcp-client.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, summary, useStack } from './helpers/stack.js';
@@ -38,25 +38,42 @@ function clientNode(): string {
   return join(fetched.stdout.trim(), 'node');
 }
 
-let node = '';
+/** The client's process, and the lines it prints: one transcript per conversation. */
+let client: { child: ChildProcessWithoutNullStreams; lines: AsyncIterator<string>; stderr: () => string } | undefined;
+
 beforeAll(() => {
-  node = clientNode();
+  const child = spawn(clientNode(), ['--import', 'tsx', 'test/fixtures/ai-sdk-mcp-client.ts'], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env['PATH'] ?? '' },
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  client = { child, lines: createInterface({ input: child.stdout })[Symbol.asyncIterator](), stderr: () => stderr };
 }, 180_000);
 
-/** Holds a conversation with the stack's /mcp through the AI SDK's client, in a process of its own. */
-async function converse(headers: Record<string, string>, steps: Step[]): Promise<Transcript> {
+afterAll(() => {
+  // Its input ended, it exits; killed in case it hangs.
+  client?.child.stdin.end();
+  client?.child.kill();
+});
+
+/** What a conversation gave, once the client has connected. */
+type Held = Exclude<Transcript, { failed: string }>;
+
+/** Holds a conversation with the stack's /mcp through the AI SDK's client. */
+async function converse(headers: Record<string, string>, steps: Step[]): Promise<Held> {
+  if (client === undefined) throw new Error('the client is started before the tests');
   const conversation: Conversation = { url: new URL('/mcp', stack.url).href, headers, steps };
-  // Asynchronous: the gateway answering it runs in this process.
-  const { stdout } = await promisify(execFile)(
-    node,
-    ['--import', 'tsx', 'test/fixtures/ai-sdk-mcp-client.ts', JSON.stringify(conversation)],
-    { cwd: PROJECT_ROOT, env: { PATH: process.env['PATH'] ?? '' }, timeout: 40_000 },
-  );
-  return JSON.parse(stdout) as Transcript;
+  client.child.stdin.write(`${JSON.stringify(conversation)}\n`);
+  const { value, done } = await client.lines.next();
+  if (done === true) throw new Error(`the client exited (${client.child.exitCode}):\n${client.stderr()}`);
+  const transcript = JSON.parse(value) as Transcript;
+  if ('failed' in transcript) throw new Error(`the client could not connect: ${transcript.failed}`);
+  return transcript;
 }
 
 /** A step's result, which must have succeeded. */
-function resultOf(transcript: Transcript, index = 0): Record<string, unknown> {
+function resultOf(transcript: Held, index = 0): Record<string, unknown> {
   const step = transcript.results[index];
   if (step?.ok !== true) throw new Error(`step ${index} failed: ${step?.ok === false ? step.error : 'no result'}`);
   return step.result as Record<string, unknown>;

@@ -234,7 +234,6 @@ async function main(): Promise<void> {
   // on; the start-up lines say whether it did. The gateway serves either way and reconnects by itself.
   const redis = (await gateway.redis?.settled(REDIS_START_WAIT_MS)) ?? 'connecting';
   const serving = await serve(gateway, config);
-  console.log(banner(config, serving.port, upstreams, 1, redis, runtime));
   let stopping = false;
   const stop = (signal: string) => {
     // A second signal cuts what is still in flight; the deadline armed by the first still holds.
@@ -248,6 +247,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Written once the signals are handled: a supervisor (or a test) that sends SIGTERM as soon as it
+  // reads this line would otherwise find none, and the process would die of it (no exit code).
+  console.log(banner(config, serving.port, upstreams, 1, redis, runtime));
 }
 
 /**

@@ -18,6 +18,20 @@ const INTEGRATION = [
   'test/supergraph.test.ts',
 ];
 
+/**
+ * Tests whose outcome depends on timing or on the CPU they get: processes started and stopped
+ * against deadlines (a slow Redis inside the start's wait, grace periods), slow clients, load
+ * ratios. They run one file at a time, after the others, so that no other file takes their CPU.
+ */
+const ALONE = [
+  'test/main.test.ts',
+  'test/workers.test.ts',
+  'test/lifecycle-stop.test.ts',
+  'test/lifecycle-keepalive.test.ts',
+  'test/upstream-circuit-load.test.ts',
+  'test/upstream-faults-load.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // graphql 16 ships CJS (`main`) and ESM (`module`) builds. Node loads the CJS one for yoga and
@@ -29,7 +43,8 @@ export default defineConfig({
     // Once per run: the build that the tests starting the gateway as a process run.
     globalSetup: ['test/global-setup.ts'],
     // Vitest's default, one fewer than the cores, ran one file at a time on a 2-core machine, while
-    // most files spend their time waiting on sockets, timers and the processes they start.
+    // most files spend their time waiting on sockets, timers and the processes they start (ALONE
+    // aside).
     maxWorkers: Math.max(availableParallelism(), 2),
     testTimeout: 15_000,
     hookTimeout: 15_000,
@@ -40,10 +55,12 @@ export default defineConfig({
         test: {
           name: 'emulator',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/browser/**'],
+          exclude: ['test/browser/**', ...ALONE],
           provide: { upstream: 'emulator' },
         },
       },
+      // One worker: vitest runs these files one after the other once the other projects are done.
+      { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, provide: { upstream: 'emulator' } } },
       { extends: true, test: { name: 'reference', include: INTEGRATION, provide: { upstream: 'reference' } } },
     ],
   },

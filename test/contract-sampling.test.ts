@@ -10,9 +10,9 @@ import { ContractSampler, mismatchPath } from '../src/contract/sampling.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import type { UpstreamClient, UpstreamRequest } from '../src/upstream/http.js';
-import { captureLog, useObserved, type ObservedGateway } from './helpers/observed.js';
+import { useObserved } from './helpers/observed.js';
 import { json, type Answer } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS } from './helpers/stack.js';
+import { ALL_CREDENTIALS, captureLog, type ObservedGateway } from './helpers/stack.js';
 
 const observed = useObserved();
 

@@ -18,11 +18,19 @@ import { createGateway } from '../src/gateway.js';
 import { serve } from '../src/server.js';
 import { CLOSING, multipartOpening, openMultipart, uploadParts } from './helpers/multipart.js';
 import { nginxBinary, startNginx, type Nginx } from './helpers/nginx.js';
-import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 import { useRedis } from './helpers/redis.js';
 import { freePort } from './helpers/redis-server.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, expectedUpload, summary } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  BEARER,
+  captureLog,
+  expectedGet,
+  expectedUpload,
+  summary,
+  type CapturedLog,
+} from './helpers/stack.js';
 import { until } from './helpers/clock.js';
 
 const NGINX = nginxBinary();

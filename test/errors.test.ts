@@ -16,37 +16,37 @@ import { until } from './helpers/clock.js';
 import {
   closedPortUrl,
   json,
-  serveGateway,
   startScriptedUpstream,
   type Answer,
   type ReceivedRequest,
   type ScriptedUpstream,
-  type ServedGateway,
 } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy, type ObservedGateway } from './helpers/stack.js';
+import { serveScripted } from './helpers/observed.js';
 import { errorsOf } from './helpers/answers.js';
 
 const PET_1 = { id: 1, name: 'Cat 1', photoUrls: [], tags: [], status: 'available' };
 
 let upstream: ScriptedUpstream;
 /** a gateway with the default settings, in front of the scripted upstream */
-let gateway: ServedGateway;
+let gateway: ObservedGateway;
 /** upstreamTimeoutMs: 200 */
-let impatient: ServedGateway;
+let impatient: ObservedGateway;
 /** upstreamMaxResponseBytes: 1024 */
-let small: ServedGateway;
+let small: ObservedGateway;
 /** the pet store at a port where nothing listens; the plant area at the scripted upstream */
-let petstoreDown: ServedGateway;
+let petstoreDown: ObservedGateway;
 let closedUrl: string;
 
 beforeAll(async () => {
   upstream = await startScriptedUpstream();
   closedUrl = await closedPortUrl();
-  const both = { petstore: upstream.url, plants: upstream.url };
-  gateway = await serveGateway(both);
-  impatient = await serveGateway(both, { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) });
-  small = await serveGateway(both, { upstreamMaxResponseBytes: 1024 });
-  petstoreDown = await serveGateway({ petstore: closedUrl, plants: upstream.url });
+  gateway = await serveScripted(upstream.url);
+  impatient = await serveScripted(upstream.url, upstream.url, {
+    upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }),
+  });
+  small = await serveScripted(upstream.url, upstream.url, { upstreamMaxResponseBytes: 1024 });
+  petstoreDown = await serveScripted(closedUrl, upstream.url);
 });
 afterAll(async () => {
   await Promise.all([gateway, impatient, small, petstoreDown].map((served) => served?.close()));
@@ -372,7 +372,7 @@ describe('partial data', () => {
 });
 
 describe('what an error never reveals', () => {
-  type Scenario = { gateway: () => ServedGateway; answer?: Answer };
+  type Scenario = { gateway: () => ObservedGateway; answer?: Answer };
   const scenarios: Record<string, Scenario> = {
     'a 500': {
       gateway: () => gateway,

@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { EVENTUALLY } from './helpers/clock.js';
-import { useObserved, type ObservedGateway } from './helpers/observed.js';
+import { useObserved } from './helpers/observed.js';
 import { hold, json } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, type ObservedGateway } from './helpers/stack.js';
 
 const EXPLAIN = { 'x-gateway-explain': '1' };
 const pet = (id: number) => ({ id, name: `Cat ${id}`, photoUrls: [], tags: [], status: 'available' });

@@ -6,7 +6,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { until } from './helpers/clock.js';
-import { json, serveGateway, startScriptedUpstream } from './helpers/scripted-upstream.js';
+import { serveScripted } from './helpers/observed.js';
+import { json, startScriptedUpstream } from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, API_KEY, expectedGet, summariesByPath, useStack } from './helpers/stack.js';
 
 const ENTITIES = `query ($representations: [_Any!]!) {
@@ -126,7 +127,7 @@ describe('_entities', () => {
   it('fetches distinct entities concurrently', async () => {
     // An upstream that answers nothing until the test says: the calls made one after the other would stop at one.
     const upstream = await startScriptedUpstream();
-    const subgraph = await serveGateway({ petstore: upstream.url, plants: upstream.url });
+    const subgraph = await serveScripted(upstream.url);
     try {
       let release: () => void = () => undefined;
       const released = new Promise<void>((resolve) => (release = resolve));

@@ -10,8 +10,7 @@ import { createGateway, type GatewayConfig } from '../src/gateway.js';
 import { DEMO_HEADERS, exampleTabs } from '../src/plugins/graphiql.js';
 import { createSchema } from '../src/schema.js';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
-import { captureLog } from './helpers/observed.js';
-import { GRAPHQL_POST_HEADERS, listen, stop, testConfig } from './helpers/stack.js';
+import { captureLog, GRAPHQL_POST_HEADERS, listen, stop, testConfig } from './helpers/stack.js';
 
 let emulator: Emulator;
 beforeAll(async () => {

@@ -18,9 +18,17 @@ import { createGateway, type Gateway, type GatewayConfig } from '../src/gateway.
 import { codedError } from '../src/errors.js';
 import { maskedParts } from '../src/plugins/incremental-delivery.js';
 import { checkErrorCodes } from './helpers/error-codes.js';
-import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { hold, json, useScriptedUpstream, type ReceivedRequest, type Script } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, listen, stop, testConfig } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  BEARER,
+  captureLog,
+  listen,
+  stop,
+  testConfig,
+  type CapturedLog,
+} from './helpers/stack.js';
 
 const upstream = useScriptedUpstream();
 

@@ -11,7 +11,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { LogScope } from '../src/observability/request-context.js';
 import { RequestObserver } from '../src/observability/request-observer.js';
 import type { Tracing } from '../src/observability/tracing.js';
-import { captureLog } from './helpers/observed.js';
+import { captureLog } from './helpers/stack.js';
 
 type Started = { startTime: number; ended?: number; name?: string };
 

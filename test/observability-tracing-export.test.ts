@@ -15,8 +15,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
 import { exportFailureReason, logSpanExporter } from '../src/observability/span-exporters.js';
 import { TRACING_STOP_MS } from '../src/observability/tracing.js';
-import { captureLog, serveObserved, useObserved, type CapturedLog } from './helpers/observed.js';
-import { stop } from './helpers/stack.js';
+import { useObserved } from './helpers/observed.js';
+import { captureLog, serveObserved, stop, type CapturedLog } from './helpers/stack.js';
 
 const observed = useObserved();
 /** What a test started and stops when it ends, in this order (a gateway before its collector). */

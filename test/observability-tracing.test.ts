@@ -9,8 +9,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import { otlpTracesUrl, tracesExporter } from '../src/observability/tracing.js';
-import { captureLog, useObserved } from './helpers/observed.js';
-import { listen, postGraphQL, stop, testConfig } from './helpers/stack.js';
+import { useObserved } from './helpers/observed.js';
+import { captureLog, listen, postGraphQL, stop, testConfig } from './helpers/stack.js';
 
 /** `00-<trace id>-<parent span id>-<flags>` */
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;

@@ -8,9 +8,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../src/gateway.js';
 import { tracked, until } from './helpers/clock.js';
-import { useObserved, type ObservedGateway } from './helpers/observed.js';
+import { useObserved } from './helpers/observed.js';
 import { useRedis } from './helpers/redis.js';
-import { ALL_CREDENTIALS, GRAPHQL_POST_HEADERS, timeoutsSetBy } from './helpers/stack.js';
+import { ALL_CREDENTIALS, GRAPHQL_POST_HEADERS, timeoutsSetBy, type ObservedGateway } from './helpers/stack.js';
 import { readinessOf } from './helpers/answers.js';
 
 const redis = useRedis();

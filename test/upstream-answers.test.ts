@@ -5,23 +5,17 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
-import {
-  closedPortUrl,
-  json,
-  serveGateway,
-  startScriptedUpstream,
-  type ScriptedUpstream,
-  type ServedGateway,
-} from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy } from './helpers/stack.js';
+import { closedPortUrl, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, timeoutsSetBy, type ObservedGateway } from './helpers/stack.js';
+import { serveScripted } from './helpers/observed.js';
 
 const CAT = { id: 1, name: 'Cat 1', photoUrls: ['url1'], tags: [{ id: 1, name: 'tag1' }], status: 'available' };
 
 let upstream: ScriptedUpstream;
-let gateway: ServedGateway;
+let gateway: ObservedGateway;
 beforeAll(async () => {
   upstream = await startScriptedUpstream();
-  gateway = await serveGateway({ petstore: upstream.url, plants: upstream.url });
+  gateway = await serveScripted(upstream.url);
 });
 afterAll(async () => {
   await gateway.close();
@@ -179,7 +173,7 @@ describe('uploads to an upstream that fails', () => {
   );
 
   it('is UPSTREAM_UNAVAILABLE when the connection is refused', async () => {
-    const down = await serveGateway({ petstore: await closedPortUrl(), plants: upstream.url });
+    const down = await serveScripted(await closedPortUrl(), upstream.url);
     try {
       const result = await postMultipart(down.url, body, { headers: ALL_CREDENTIALS });
 
@@ -194,10 +188,9 @@ describe('uploads to an upstream that fails', () => {
 
   it('is UPSTREAM_TIMEOUT when the upstream does not answer in time', async () => {
     upstream.answer({ hang: true });
-    const impatient = await serveGateway(
-      { petstore: upstream.url, plants: upstream.url },
-      { upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }) },
-    );
+    const impatient = await serveScripted(upstream.url, upstream.url, {
+      upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '200' }),
+    });
     try {
       const result = await postMultipart(impatient.url, body, { headers: ALL_CREDENTIALS });
 

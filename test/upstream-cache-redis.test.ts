@@ -13,10 +13,17 @@ import type { SharedRedis } from '../src/redis/index.js';
 import { redisUpstreamCacheStore } from '../src/redis/upstream-cache-store.js';
 import type { UpstreamChange } from '../src/upstream/changes.js';
 import { until } from './helpers/clock.js';
-import { captureLog, type CapturedLog } from './helpers/observed.js';
 import { useRedis } from './helpers/redis.js';
 import { hold, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
-import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './helpers/stack.js';
+import {
+  captureLog,
+  listen,
+  postGraphQL,
+  stop,
+  testConfig,
+  type CapturedLog,
+  type GraphQLResponse,
+} from './helpers/stack.js';
 
 const redis = useRedis();
 const PET_QUERY = 'query Pet { pet(id: 1) { id name } }';

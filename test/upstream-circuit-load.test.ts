@@ -18,9 +18,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, type GraphQLResponse } from './helpers/stack.js';
+import { ALL_CREDENTIALS, serveObserved, type GraphQLResponse, type ObservedGateway } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 
 const QUERIES = 300;

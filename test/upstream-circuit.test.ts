@@ -15,10 +15,9 @@
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { fakeClock, tracked, until } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { useRedis } from './helpers/redis.js';
 import { hold, json, useScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS } from './helpers/stack.js';
+import { ALL_CREDENTIALS, serveObserved, type ObservedGateway } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { extensionsOf, readinessOf } from './helpers/answers.js';
 

@@ -13,7 +13,7 @@ import { callOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from '../src/up
 import { PetStatus } from '../src/upstream/payloads.js';
 import { createPetstoreApi } from '../src/upstream/petstore.js';
 import { EVENTUALLY, fakeClock, tracked, until } from './helpers/clock.js';
-import { useObserved, type ObservedGateway } from './helpers/observed.js';
+import { useObserved } from './helpers/observed.js';
 import { hold, json, type Answer } from './helpers/scripted-upstream.js';
 import {
   ALL_CREDENTIALS,
@@ -21,6 +21,7 @@ import {
   defaultClientOptions,
   timeoutsSetBy,
   type GraphQLResponse,
+  type ObservedGateway,
 } from './helpers/stack.js';
 import { errorsOf } from './helpers/answers.js';
 

@@ -10,20 +10,26 @@ import { loadConfig } from '../src/config/index.js';
 import { createUpstreamClient, retryDelay, type RetryEvent } from '../src/upstream/http.js';
 import { UpstreamError } from '../src/upstream/failure.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import {
   closedPortUrl,
   json,
+  scriptedUpstreams,
   sequence,
-  serveGateway,
   startScriptedUpstream,
   startSilentServer,
   type ReceivedRequest,
   type ScriptedUpstream,
-  type ServedGateway,
   type SilentServer,
 } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, defaultClientOptions, timeoutsSetBy } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  API_KEY,
+  BEARER,
+  defaultClientOptions,
+  serveObserved,
+  timeoutsSetBy,
+  type ObservedGateway,
+} from './helpers/stack.js';
 import { errorsOf } from './helpers/answers.js';
 
 const DEFAULTS = loadConfig([], {});
@@ -35,45 +41,42 @@ const DOWN = json(503, { code: 503, message: 'Service is down' });
 let upstream: ScriptedUpstream;
 let silent: SilentServer;
 /** the default retry policy (UPSTREAM_RETRIES=2, UPSTREAM_RETRY_BACKOFF_MS=50) */
-let gateway: ServedGateway;
+let gateway: ObservedGateway;
 /**
  * pet store: 300 ms to the headers, 300 ms for the whole body, within the default 10 s deadline; plant area: defaults
  */
-let slow: ServedGateway;
+let slow: ObservedGateway;
 /** upstreamMaxResponseBytes: 1024 */
-let small: ServedGateway;
+let small: ObservedGateway;
 /** a 400 ms deadline, and up to 10 retries starting at 100 ms; its log (debug) shows each retry as it is decided */
 let hurried: ObservedGateway;
 /** the pet store at a port where nothing listens */
-let petstoreRefused: ServedGateway;
+let petstoreRefused: ObservedGateway;
 /** the pet store at a server that accepts TCP and never completes a TLS handshake; 300 ms to connect */
-let petstoreSilent: ServedGateway;
+let petstoreSilent: ObservedGateway;
 
 beforeAll(async () => {
   upstream = await startScriptedUpstream();
   silent = await startSilentServer();
-  const both = { petstore: upstream.url, plants: upstream.url };
+  const both = scriptedUpstreams(upstream.url);
   const retries = { upstreamRetries: DEFAULTS.upstreamRetries };
-  gateway = await serveGateway(both, retries);
-  slow = await serveGateway(both, {
+  gateway = await serveObserved(both, retries);
+  slow = await serveObserved(both, {
     ...retries,
     upstreamTimeouts: timeoutsSetBy({ PETSTORE_HEADERS_TIMEOUT_MS: '300', PETSTORE_BODY_TIMEOUT_MS: '300' }),
   });
-  small = await serveGateway(both, { ...retries, upstreamMaxResponseBytes: 1024 });
-  hurried = await serveObserved(
-    { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
-    {
-      logLevel: 'debug',
-      upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '400' }),
-      upstreamRetries: 10,
-      upstreamRetryBackoffMs: 100,
-    },
-  );
-  petstoreRefused = await serveGateway({ petstore: await closedPortUrl(), plants: upstream.url }, retries);
-  petstoreSilent = await serveGateway(
-    { petstore: silent.httpsUrl, plants: upstream.url },
-    { ...retries, upstreamTimeouts: timeoutsSetBy({ PETSTORE_CONNECT_TIMEOUT_MS: '300' }) },
-  );
+  small = await serveObserved(both, { ...retries, upstreamMaxResponseBytes: 1024 });
+  hurried = await serveObserved(both, {
+    logLevel: 'debug',
+    upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '400' }),
+    upstreamRetries: 10,
+    upstreamRetryBackoffMs: 100,
+  });
+  petstoreRefused = await serveObserved(scriptedUpstreams(await closedPortUrl(), upstream.url), retries);
+  petstoreSilent = await serveObserved(scriptedUpstreams(silent.httpsUrl, upstream.url), {
+    ...retries,
+    upstreamTimeouts: timeoutsSetBy({ PETSTORE_CONNECT_TIMEOUT_MS: '300' }),
+  });
 });
 afterAll(async () => {
   await Promise.all([gateway, slow, small, hurried, petstoreRefused, petstoreSilent].map((served) => served?.close()));
@@ -104,7 +107,7 @@ function firstRequest(): ReceivedRequest {
 }
 
 /** Asserts that the gateway, after a fault, answers the next query normally. */
-async function answersAfterwards(served: ServedGateway) {
+async function answersAfterwards(served: ObservedGateway) {
   upstream.answer(json(200, PET_1));
   expect(await served.gql(PET_QUERY, {}, ALL_CREDENTIALS)).toEqual({
     status: 200,

@@ -16,8 +16,7 @@ import {
   type FaultLoadResult,
   type FaultyUpstreamOptions,
 } from './helpers/faulty-upstream.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
-import { timeoutsSetBy } from './helpers/stack.js';
+import { serveObserved, timeoutsSetBy, type ObservedGateway } from './helpers/stack.js';
 
 const CLIENTS = 20;
 const QUERIES = 400;

@@ -14,9 +14,14 @@ import type { AreaNews } from '../src/upstream/circuit.js';
 import { UpstreamError } from '../src/upstream/failure.js';
 import { createUpstreamClient, type RetryEvent } from '../src/upstream/http.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
-import { serveObserved, type ObservedGateway } from './helpers/observed.js';
 import { json, sequence, useScriptedUpstream, type Answer } from './helpers/scripted-upstream.js';
-import { ALL_CREDENTIALS, defaultClientOptions, timeoutsSetBy } from './helpers/stack.js';
+import {
+  ALL_CREDENTIALS,
+  defaultClientOptions,
+  serveObserved,
+  timeoutsSetBy,
+  type ObservedGateway,
+} from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { extensionsOf } from './helpers/answers.js';
 

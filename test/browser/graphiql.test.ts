@@ -10,8 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { captureLog } from '../helpers/observed.js';
-import { listen, stop, testConfig } from '../helpers/stack.js';
+import { captureLog, listen, stop, testConfig } from '../helpers/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [

@@ -1,81 +1,24 @@
 /**
- * A gateway whose operations side a test can read: its log lines (captured instead of written
- * to stdout) and, when asked, its spans (an in-memory exporter), served over HTTP in front of
- * the embedded emulator or any upstream URLs.
+ * The hooks of a file that serves several gateways (one or more a test, with settings of its own)
+ * over upstreams started once for the file: the embedded emulator and a scripted upstream.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
-import { createGateway, type GatewayConfig, type GatewayDependencies } from '../../src/gateway.js';
-import type { DestinationStream } from '../../src/observability/logger.js';
-import { startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream.js';
-import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
-
-/** A captured log: every line as written, and parsed. */
-export type CapturedLog = DestinationStream & {
-  /** everything written, as one string (what stdout would have shown) */
-  text(): string;
-  /** each line parsed as JSON */
-  lines(): Record<string, unknown>[];
-};
-
-/** A log destination that keeps what is written. */
-export function captureLog(): CapturedLog {
-  let written = '';
-  return {
-    write: (chunk: string) => {
-      written += chunk;
-    },
-    text: () => written,
-    lines: () =>
-      written
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
-
-export type ObservedGateway = {
-  /** the gateway's origin, e.g. http://127.0.0.1:41234 */
-  origin: string;
-  /** its GraphQL endpoint */
-  url: string;
-  log: CapturedLog;
-  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
-  /** the request log lines (the ones with a `status`) so far */
-  requestLines(): Record<string, unknown>[];
-  close(): Promise<void>;
-};
+import type { GatewayConfig, GatewayDependencies } from '../../src/gateway.js';
+import { scriptedUpstreams, startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream.js';
+import { serveObserved, type ObservedGateway } from './stack.js';
 
 /**
- * Serves a gateway over `upstreams` (the emulator's URLs, or any), with its log captured (and, given a
- * `spanExporter`, its spans).
+ * {@link serveObserved} over a scripted upstream's origin (its pet store under `/api/v3`), or over
+ * the pet store at `petstore` and the plants at `plants`, with retries off unless `overrides` turn
+ * them on, so that a test sees exactly the one request a call makes.
  */
-export async function serveObserved(
-  upstreams: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,
+export function serveScripted(
+  petstore: string,
+  plants = petstore,
   overrides: Partial<GatewayConfig> = {},
-  dependencies: Omit<GatewayDependencies, 'logDestination'> = {},
 ): Promise<ObservedGateway> {
-  const log = captureLog();
-  const gateway = createGateway(
-    testConfig({ petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, logLevel: 'info', ...overrides }),
-    {
-      ...dependencies,
-      logDestination: log,
-    },
-  );
-  const { server, url: origin } = await listen(gateway.handler);
-  const url = `${origin}/graphql`;
-  return {
-    origin,
-    url,
-    log,
-    gql: (query, variables, headers) => postGraphQL(url, query, variables, headers),
-    requestLines: () => log.lines().filter((line) => typeof line['status'] === 'number'),
-    async close() {
-      await stop(server);
-      await gateway.close();
-    },
-  };
+  return serveObserved(scriptedUpstreams(petstore, plants), { upstreamRetries: 0, ...overrides });
 }
 
 /** What a file of operations tests shares: its upstreams, and the gateway of the current test. */
@@ -140,7 +83,7 @@ export function useObserved(): ObservedTests {
     },
     serveScripted(overrides = {}) {
       const { url } = present(scripted, 'scripted upstream');
-      return tests.serve({ petstoreUrl: `${url}/api/v3`, plantsUrl: url }, { upstreamRetries: 0, ...overrides });
+      return tests.serve(scriptedUpstreams(url), { upstreamRetries: 0, ...overrides });
     },
   };
   return tests;

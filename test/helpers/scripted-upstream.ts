@@ -9,8 +9,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/gateway.js';
-import { listen, postGraphQL, stop, testConfig, type GraphQLResponse } from './stack.js';
+import { listen, stop } from './stack.js';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 /** A request as the scripted upstream received it. */
@@ -276,41 +275,10 @@ export async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-/** A gateway served over HTTP on a free port. */
-export type ServedGateway = {
-  /** the GraphQL endpoint */
-  url: string;
-  /** posts a GraphQL operation as JSON */
-  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
-  close(): Promise<void>;
-};
-
 /**
- * Builds a gateway whose pet store is `${upstreams.petstore}/api/v3` and whose plant area is
- * `upstreams.plants` (origins, such as a scripted upstream's `url`), and serves it.
- * Retries are off unless `overrides` turn them on, so that a test sees exactly the one request
- * a call makes; `test/upstream-failures.test.ts` specifies retries.
+ * The upstream URLs of a gateway whose pet store is `${petstore}/api/v3` and whose plant area is
+ * `plants`: origins such as a scripted upstream's `url` (or {@link closedPortUrl}'s).
  */
-export async function serveGateway(
-  upstreams: { petstore: string; plants: string },
-  overrides: Partial<GatewayConfig> = {},
-): Promise<ServedGateway> {
-  const gateway: Gateway = createGateway(
-    testConfig({
-      petstoreUrl: `${upstreams.petstore}/api/v3`,
-      plantsUrl: upstreams.plants,
-      upstreamRetries: 0,
-      ...overrides,
-    }),
-  );
-  const { server, url } = await listen(gateway.handler);
-  const endpoint = `${url}/graphql`;
-  return {
-    url: endpoint,
-    gql: (query, variables, headers) => postGraphQL(endpoint, query, variables, headers),
-    async close() {
-      await stop(server);
-      await gateway.close();
-    },
-  };
+export function scriptedUpstreams(petstore: string, plants = petstore): { petstoreUrl: string; plantsUrl: string } {
+  return { petstoreUrl: `${petstore}/api/v3`, plantsUrl: plants };
 }

@@ -1,13 +1,15 @@
 /**
  * Test stack: the embedded emulator on 127.0.0.1 port 0, and the gateway served over HTTP on
- * another free port, pointed at it. Each test file starts its own and stops it.
+ * another free port, pointed at it. Each test file starts its own and stops it. Also how a test
+ * serves a gateway over any upstream ({@link serveObserved}), and posts to it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { loadConfig, upstreamClientSettings } from '../../src/config/index.js';
 import type { Emulator, RecordedRequest } from '../../src/emulator/server.js';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/gateway.js';
+import { createGateway, type Gateway, type GatewayConfig, type GatewayDependencies } from '../../src/gateway.js';
+import type { DestinationStream } from '../../src/observability/logger.js';
 import type { UpstreamClientOptions } from '../../src/upstream/http.js';
 import { checkErrorCodes } from './error-codes.js';
 import { startUpstream } from './upstream.js';
@@ -127,26 +129,97 @@ export async function postGraphQL(
   return { status: response.status, ...body };
 }
 
-/** Starts this run's upstream (the emulator or the reference double) and a gateway in front of it. */
+/** A captured log: every line as written, and parsed. */
+export type CapturedLog = DestinationStream & {
+  /** everything written, as one string (what stdout would have shown) */
+  text(): string;
+  /** each line parsed as JSON */
+  lines(): Record<string, unknown>[];
+};
+
+/** A log destination that keeps what is written. */
+export function captureLog(): CapturedLog {
+  let written = '';
+  return {
+    write: (chunk: string) => {
+      written += chunk;
+    },
+    text: () => written,
+    lines: () =>
+      written
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+/** A gateway served over HTTP, its log captured. */
+export type ObservedGateway = {
+  /** the gateway's origin, e.g. http://127.0.0.1:41234 */
+  origin: string;
+  /** its GraphQL endpoint */
+  url: string;
+  log: CapturedLog;
+  /** the gateway's feed of what its writes changed upstream */
+  changes: Gateway['changes'];
+  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
+  /** the request log lines (the ones with a `status`) so far */
+  requestLines(): Record<string, unknown>[];
+  close(): Promise<void>;
+};
+
+/**
+ * Serves a gateway over `upstreams` (the emulator's URLs, or any) on 127.0.0.1, port 0, with its
+ * log captured (and, given a `spanExporter`, its spans): the way every test in this process starts
+ * one ({@link startStack}, `useObserved` and the files that serve their own build on it).
+ */
+export async function serveObserved(
+  upstreams: Pick<Emulator, 'petstoreUrl' | 'plantsUrl'>,
+  overrides: Partial<GatewayConfig> = {},
+  dependencies: Omit<GatewayDependencies, 'logDestination'> = {},
+): Promise<ObservedGateway> {
+  const log = captureLog();
+  const gateway = createGateway(
+    testConfig({ petstoreUrl: upstreams.petstoreUrl, plantsUrl: upstreams.plantsUrl, logLevel: 'info', ...overrides }),
+    {
+      ...dependencies,
+      logDestination: log,
+    },
+  );
+  const { server, url: origin } = await listen(gateway.handler);
+  const url = `${origin}/graphql`;
+  return {
+    origin,
+    url,
+    log,
+    changes: gateway.changes,
+    gql: (query, variables, headers) => postGraphQL(url, query, variables, headers),
+    requestLines: () => log.lines().filter((line) => typeof line['status'] === 'number'),
+    async close() {
+      await stop(server);
+      await gateway.close();
+    },
+  };
+}
+
+/**
+ * Starts this run's upstream (the emulator or the reference double) and a gateway in front of it
+ * ({@link serveObserved}, logging warnings and errors only unless `overrides` say).
+ */
 export async function startStack(overrides: Partial<GatewayConfig> = {}, emulator?: Emulator): Promise<Stack> {
   const upstreamEmulator = emulator ?? (await startUpstream());
-  const gateway = createGateway(
-    testConfig({ petstoreUrl: upstreamEmulator.petstoreUrl, plantsUrl: upstreamEmulator.plantsUrl, ...overrides }),
-  );
-  const { server, url } = await listen(gateway.handler);
-  const endpoint = `${url}/graphql`;
+  const gateway = await serveObserved(upstreamEmulator, { logLevel: 'warn', ...overrides });
   return {
-    url: endpoint,
+    url: gateway.url,
     emulator: upstreamEmulator,
     changes: gateway.changes,
-    gql: (query, variables, headers) => postGraphQL(endpoint, query, variables, headers),
+    gql: (query, variables, headers) => gateway.gql(query, variables, headers),
     upstream() {
       const requests = [...upstreamEmulator.requests];
       upstreamEmulator.clearRequests();
       return requests;
     },
     async close() {
-      await stop(server);
       await gateway.close();
       if (!emulator) await upstreamEmulator.close();
     },

@@ -20,6 +20,9 @@ export const CONTENDER = {
   contractAll: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, UPSTREAM_CONTRACT_SAMPLE=1',
 } as const;
 
+/** The least Node.js proxy (bench/least-proxy.ts): the floor under any gateway on this runtime. */
+export const LEAST_PROXY = 'least Node.js proxy';
+
 /** The contenders that answer from a response cache: their upstream calls say nothing of sharing. */
 export const CACHED = new Set<string>([CONTENDER.cache, CONTENDER.cacheLimited, CONTENDER.cacheRedis]);
 
@@ -29,7 +32,7 @@ export type Measurement = {
   latencyMs: number;
   connections: number;
   contender: string;
-  kind: 'direct' | 'gateway' | 'ceiling';
+  kind: 'direct' | 'gateway' | 'ceiling' | 'least proxy';
   rps: number;
   p50: number;
   p99: number;
@@ -361,6 +364,42 @@ function renderHardened(input: ResultsInput, find: Find, push: (...lines: string
 }
 
 /**
+ * The least Node.js proxy beside direct REST and the gateway, 10 connections: how much of the
+ * gateway's distance from direct REST any proxy on this runtime and machine has.
+ */
+function renderLeastProxy(input: ResultsInput, find: Find, push: (...lines: string[]) => number): void {
+  const lines: string[] = [];
+  for (const latencyMs of [0, 5])
+    for (const scenario of [1, 2]) {
+      const direct = find(scenario, latencyMs, 10, 'direct');
+      const proxy = find(scenario, latencyMs, 10, LEAST_PROXY);
+      const gateway = find(scenario, latencyMs, 10, CONTENDER.noDedupe);
+      if (!direct || !proxy || !gateway) continue;
+      const cell = (m: Measurement) =>
+        `${m.rps.toFixed(0)} req/s, ${pct(m.rps / direct.rps)}; p50 ${m.p50 >= direct.p50 ? '+' : ''}${ms(m.p50 - direct.p50)} ms` +
+        (m.cpuMsPerRequest === undefined ? '' : `; CPU ${cpu(m.cpuMsPerRequest)} ms/req`);
+      lines.push(
+        `| ${SCENARIO_NAMES[scenario]}, ${latencyMs} ms | ${direct.rps.toFixed(0)} req/s, p50 ${ms(direct.p50)} ms | ${cell(proxy)} | ${cell(gateway)} |`,
+      );
+    }
+  if (lines.length === 0) return;
+  push(
+    '## The least Node.js proxy',
+    '',
+    'What any proxy on this runtime and machine costs before a gateway does anything: `bench/least-proxy.ts` reads the',
+    "POST and parses its JSON, makes the scenario's one REST call through an undici pool, wraps the parsed answer in",
+    '`{ "data": … }` and writes it; no GraphQL, no plugins, no log. One process, 10 connections, in the same rounds as',
+    "the others; the gateway is the one process with sharing off. Percentages are of direct REST's throughput, p50 as",
+    "added to direct REST's.",
+    '',
+    `| Scenario, upstream | direct REST | ${LEAST_PROXY} | ${CONTENDER.noDedupe} |`,
+    '|---|---|---|---|',
+    ...lines,
+    '',
+  );
+}
+
+/**
  * The targets of the move to the shipped line: one process, sharing off, 10 connections; at 5 ms
  * upstream against direct REST, at 0 ms CPU per request against the older line (an earlier
  * build on it, when the run has one, else this build) in the same rounds; memory of one process.
@@ -674,6 +713,7 @@ export function renderResults(input: ResultsInput): string {
   );
 
   renderRuntimeTargets(input, find, push);
+  renderLeastProxy(input, find, push);
   if (input.budget !== undefined) push(input.budget.trim(), '');
 
   // Redis (issue 13): the cache shared through Redis against the uncached gateway and the in-process cache.

@@ -66,6 +66,7 @@ import { summariseProfiles } from './profile.js';
 import {
   CACHED,
   CONTENDER,
+  LEAST_PROXY,
   renderFaults,
   renderMcpCost,
   renderResults,
@@ -395,14 +396,15 @@ const variant = (label: string) => variants().find((each) => each.label === labe
 
 type Contender = {
   label: string;
-  kind: 'direct' | 'gateway' | 'ceiling';
+  kind: 'direct' | 'gateway' | 'ceiling' | 'least proxy';
   /** the root of the contender's process tree (GraphQL contenders), whose CPU time and memory are measured */
   pid?: number;
   target(scenario: Scenario): Target;
   applies(scenario: Scenario, connections?: number): boolean;
 };
 
-const GRAPHQL_HEADERS = { 'content-type': 'application/json', accept: 'application/json', ...CREDENTIAL_HEADERS };
+const GRAPHQL_JSON = { 'content-type': 'application/json', accept: 'application/json' };
+const GRAPHQL_HEADERS = { ...GRAPHQL_JSON, ...CREDENTIAL_HEADERS };
 
 function graphqlContender(
   label: string,
@@ -504,6 +506,34 @@ async function startCeiling(env: Record<string, string>, children: Child[]): Pro
   return graphqlContender('ceiling', 'ceiling', ceiling.info.url, ceiling.pid, CEILING_SCENARIOS);
 }
 
+/** The scenarios the least Node.js proxy serves: the single REST calls (bench/least-proxy.ts). */
+const LEAST_PROXY_SCENARIOS = [1, 2];
+
+/**
+ * The least Node.js proxy (bench/least-proxy.ts), at 10 connections: the floor under any gateway
+ * on this runtime and machine, beside direct REST.
+ */
+async function startLeastProxy(petstoreUrl: string, children: Child[]): Promise<Contender> {
+  const proxy = await startReportingChild<{ url: string }>('least proxy', 'bench/least-proxy.ts', [petstoreUrl]);
+  children.push(proxy);
+  return {
+    label: LEAST_PROXY,
+    kind: 'least proxy',
+    pid: proxy.pid,
+    target: (scenario) => ({
+      url: proxy.info.url,
+      method: 'POST',
+      // The credential the REST call needs, as direct REST sends it.
+      headers:
+        scenario.direct.kind === 'rest'
+          ? { ...GRAPHQL_JSON, ...scenario.direct.headers, 'x-rest-path': scenario.direct.path }
+          : GRAPHQL_JSON,
+      body: scenario.graphql,
+    }),
+    applies: (scenario, at) => LEAST_PROXY_SCENARIOS.includes(scenario.id) && (at === undefined || at === 10),
+  };
+}
+
 /** Sends one request of a scenario to a contender and checks the answer, before anything is measured. */
 async function check(contender: Contender, scenario: Scenario): Promise<void> {
   const target = contender.target(scenario);
@@ -515,7 +545,7 @@ async function check(contender: Contender, scenario: Scenario): Promise<void> {
   const text = await response.text();
   if (!response.ok)
     throw new Error(`${contender.label}, scenario ${scenario.id}: status ${response.status}: ${text.slice(0, 300)}`);
-  if (contender.kind === 'direct') return;
+  if (contender.kind === 'direct' || contender.kind === 'least proxy') return;
   const result = JSON.parse(text) as { data?: unknown; errors?: unknown };
   const problem =
     result.errors !== undefined ? `errors ${JSON.stringify(result.errors).slice(0, 300)}` : scenario.check(result.data);
@@ -954,6 +984,8 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
       directContender(emulator.info.petstoreUrl, client.info.url),
       ...gateways.map((each) => each.contender),
     ];
+    if (SELECTED.some((scenario) => LEAST_PROXY_SCENARIOS.includes(scenario.id)))
+      contenders.push(await startLeastProxy(emulator.info.petstoreUrl, children));
     // The ceiling makes no upstream call once warm, so the upstream's latency does not change it: run at 0 ms only.
     if (latencyMs === 0 && SELECTED.some((scenario) => CEILING_SCENARIOS.includes(scenario.id))) {
       contenders.push(await startCeiling(env, children));

@@ -9,13 +9,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ALL_CREDENTIALS, expectedGet, postBody, summary, useStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, expectedGet, summary, useStack } from './helpers/stack.js';
 
 const PET = 'query Pet($id: ID!) { pet(id: $id) { id name } }';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const persisted = (document: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(document) } });
-
-const post = (stack: Stack, body: Record<string, unknown>) => postBody(stack.url, body);
 
 /** The single error a refused request is answered with. */
 const refusal = (code: string, message: string) => ({ errors: [{ message, extensions: { code } }] });
@@ -24,15 +22,15 @@ describe('APQ, on by default', () => {
   const stack = useStack();
 
   it('answers an unknown hash with 404 PERSISTED_QUERY_NOT_FOUND, calling no upstream', async () => {
-    const answer = await post(stack, { variables: { id: '1' }, extensions: persisted(PET) });
+    const answer = await stack.post({ variables: { id: '1' }, extensions: persisted(PET) });
 
     expect(answer).toEqual({ status: 404, body: refusal('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound') });
     expect(stack.upstream()).toEqual([]);
   });
 
   it('runs a document sent with its hash, then runs it by hash alone', async () => {
-    const registered = await post(stack, { query: PET, variables: { id: '1' }, extensions: persisted(PET) });
-    const byHash = await post(stack, { variables: { id: '2' }, extensions: persisted(PET) });
+    const registered = await stack.post({ query: PET, variables: { id: '1' }, extensions: persisted(PET) });
+    const byHash = await stack.post({ variables: { id: '2' }, extensions: persisted(PET) });
 
     expect(registered).toEqual({ status: 200, body: { data: { pet: { id: '1', name: 'Cat 1' } } } });
     expect(byHash).toEqual({ status: 200, body: { data: { pet: { id: '2', name: 'Cat 2' } } } });
@@ -44,7 +42,7 @@ describe('APQ, on by default', () => {
 
   it('runs a registered hash sent by GET, the extensions in the query string, with the CSRF rules of any GET', async () => {
     const document = '{ pet(id: 3) { name } }';
-    await post(stack, { query: document, extensions: persisted(document) });
+    await stack.post({ query: document, extensions: persisted(document) });
     stack.upstream();
     const url = new URL(stack.url);
     url.searchParams.set('extensions', JSON.stringify(persisted(document)));
@@ -69,8 +67,8 @@ describe('APQ, on by default', () => {
   it('refuses a document whose hash is not the one sent with it (400 PERSISTED_QUERY_MISMATCH) and keeps nothing', async () => {
     const other = '{ pet(id: 4) { name } }';
 
-    const mismatch = await post(stack, { query: PET, variables: { id: '1' }, extensions: persisted(other) });
-    const later = await post(stack, { extensions: persisted(other) });
+    const mismatch = await stack.post({ query: PET, variables: { id: '1' }, extensions: persisted(other) });
+    const later = await stack.post({ extensions: persisted(other) });
 
     expect(mismatch).toEqual({ status: 400, body: refusal('PERSISTED_QUERY_MISMATCH', 'PersistedQueryMismatch') });
     expect(later).toEqual({ status: 404, body: refusal('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound') });
@@ -82,8 +80,8 @@ describe('APQ=false', () => {
   const stack = useStack({ apq: false });
 
   it('answers a hash with 400 PERSISTED_QUERY_NOT_SUPPORTED, and documents still run', async () => {
-    const byHash = await post(stack, { query: PET, variables: { id: '1' }, extensions: persisted(PET) });
-    const plain = await post(stack, { query: PET, variables: { id: '1' } });
+    const byHash = await stack.post({ query: PET, variables: { id: '1' }, extensions: persisted(PET) });
+    const plain = await stack.post({ query: PET, variables: { id: '1' } });
 
     expect(byHash).toEqual({
       status: 400,
@@ -101,8 +99,8 @@ describe('APQ with TRUSTED_DOCUMENTS', () => {
   const stack = useStack({ trustedDocuments: manifest });
 
   it('registers nothing: a document sent with its hash is refused, and so is its hash after', async () => {
-    const register = await post(stack, { query: PET, variables: { id: '1' }, extensions: persisted(PET) });
-    const byHash = await post(stack, { variables: { id: '1' }, extensions: persisted(PET) });
+    const register = await stack.post({ query: PET, variables: { id: '1' }, extensions: persisted(PET) });
+    const byHash = await stack.post({ variables: { id: '1' }, extensions: persisted(PET) });
 
     expect(register.status).toBe(400);
     expect(register.body).toMatchObject({ errors: [{ extensions: { code: 'TRUSTED_DOCUMENT_REQUIRED' } }] });

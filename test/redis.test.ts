@@ -10,9 +10,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { gql } from '@apollo/client';
+import { readinessOf } from './helpers/answers.js';
 import { apolloClient } from './helpers/apollo.js';
 import { useRedis } from './helpers/redis.js';
-import { ALL_CREDENTIALS, API_KEY, BEARER, postBody, startStack, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, API_KEY, BEARER, startStack, type Stack } from './helpers/stack.js';
 
 const redis = useRedis();
 let emulator: Emulator;
@@ -38,13 +39,11 @@ async function replicas(overrides: Partial<GatewayConfig> = {}): Promise<[Stack,
   return pair;
 }
 
+/** The status of a replica's /readiness once it says Redis is ready (0 before). */
 async function readiness(stack: Stack): Promise<number> {
-  const response = await fetch(stack.url.replace(/\/graphql$/, '/readiness'));
-  const body = (await response.json()) as { redis?: { ready: boolean } };
-  return body.redis?.ready ? response.status : 0;
+  const { status, body } = await readinessOf(new URL(stack.url).origin);
+  return (body['redis'] as { ready?: boolean } | undefined)?.ready ? status : 0;
 }
-
-const post = (stack: Stack, body: Record<string, unknown>) => postBody(stack.url, body);
 
 const upstreamCalls = () => {
   const calls = emulator.requests.map((request) => `${request.method} ${request.path}`);
@@ -58,10 +57,10 @@ describe('two replicas on one Redis', () => {
     const query = { query: '{ pet(id: 1) { id } }' };
 
     const statuses = [];
-    for (const stack of [a, b, a, b]) statuses.push((await post(stack, query)).status);
+    for (const stack of [a, b, a, b]) statuses.push((await stack.post(query)).status);
 
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(await post(a, query)).toMatchObject({
+    expect(await a.post(query)).toMatchObject({
       status: 429,
       body: { errors: [{ extensions: { code: 'RATE_LIMITED' } }] },
     });
@@ -102,9 +101,9 @@ describe('two replicas on one Redis', () => {
       persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(document).digest('hex') },
     };
 
-    const unknown = await post(b, { extensions });
-    const registered = await post(a, { query: document, extensions });
-    const byHash = await post(b, { extensions });
+    const unknown = await b.post({ extensions });
+    const registered = await a.post({ query: document, extensions });
+    const byHash = await b.post({ extensions });
 
     expect(unknown.status).toBe(404);
     expect(registered).toEqual({ status: 200, body: { data: { pet: { name: 'Cat 2' } } } });
@@ -155,7 +154,7 @@ describe('two replicas on one Redis', () => {
     const extensions = {
       persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(document).digest('hex') },
     };
-    await post(a, { query: document, extensions });
+    await a.post({ query: document, extensions });
     await b.gql('{ pet(id: 1) { name } }', {}, ALL_CREDENTIALS);
 
     const keys = (await redis.cli('--scan')).split('\n').filter((key) => key !== '');

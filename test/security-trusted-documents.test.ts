@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/index.js';
 import { createGateway } from '../src/gateway.js';
 import { loadTrustedDocuments } from '../src/security/trusted-documents.js';
-import { ALL_CREDENTIALS, postBody, startStack, testConfig, type Stack } from './helpers/stack.js';
+import { ALL_CREDENTIALS, startStack, testConfig, type Stack } from './helpers/stack.js';
 
 const PET = 'query Pet($id: ID!) { pet(id: $id) { id name } }';
 const INVENTORY = '{ inventory { entries { status } } }';
@@ -32,13 +32,11 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-const post = (body: Record<string, unknown>) => postBody(stack.url, body);
-
 const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
 
 describe('with a manifest', () => {
   it('runs a document of the manifest by its hash, with variables', async () => {
-    const result = await post({ extensions: persisted(sha256(PET)), variables: { id: '1' } });
+    const result = await stack.post({ extensions: persisted(sha256(PET)), variables: { id: '1' } });
 
     expect(result).toEqual({ status: 200, body: { data: { pet: { id: '1', name: 'Cat 1' } } } });
     expect(stack.upstream().map((request) => `${request.method} ${request.path}`)).toEqual(['GET /api/v3/pet/1']);
@@ -77,12 +75,12 @@ describe('with a manifest', () => {
     ],
     ['neither a text nor a hash', { variables: { id: '1' } }],
   ])('refuses %s with 400 TRUSTED_DOCUMENT_REQUIRED and calls no upstream', async (_, body) => {
-    expect(await post(body)).toEqual(required);
+    expect(await stack.post(body)).toEqual(required);
     expect(stack.upstream()).toEqual([]);
   });
 
   it('refuses an unknown hash with 400 TRUSTED_DOCUMENT_NOT_FOUND', async () => {
-    expect(await post({ extensions: persisted(sha256('{ pet(id: 1) { id } }')) })).toEqual({
+    expect(await stack.post({ extensions: persisted(sha256('{ pet(id: 1) { id } }')) })).toEqual({
       status: 400,
       body: {
         errors: [

@@ -29,6 +29,8 @@ export type Stack = {
   emulator: Emulator;
   /** posts a GraphQL operation as JSON */
   gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse>;
+  /** {@link postBody}: posts a request body as it is, with the caller's credentials */
+  post(body: Record<string, unknown>): ReturnType<typeof postBody>;
   /** the requests the emulator received since the last call (and forgets them) */
   upstream(): RecordedRequest[];
   /** the gateway's feed of what its writes changed upstream */
@@ -97,7 +99,7 @@ export const GRAPHQL_POST_HEADERS = { 'content-type': 'application/json', accept
  * Posts a request body as it is (no query added: a persisted query's hash alone, for one) with
  * the caller's credentials; the status and the parsed answer.
  */
-export async function postBody(url: string, body: Record<string, unknown>) {
+async function postBody(url: string, body: Record<string, unknown>) {
   const response = await fetch(url, {
     method: 'POST',
     headers: { ...GRAPHQL_POST_HEADERS, ...ALL_CREDENTIALS },
@@ -214,6 +216,7 @@ export async function startStack(overrides: Partial<GatewayConfig> = {}, emulato
     emulator: upstreamEmulator,
     changes: gateway.changes,
     gql: (query, variables, headers) => gateway.gql(query, variables, headers),
+    post: (body) => postBody(gateway.url, body),
     upstream() {
       const requests = [...upstreamEmulator.requests];
       upstreamEmulator.clearRequests();
@@ -318,6 +321,7 @@ export function useStack(overrides: Partial<GatewayConfig> = {}): Stack {
       return current().changes;
     },
     gql: (query, variables, headers) => current().gql(query, variables, headers),
+    post: (body) => current().post(body),
     upstream: () => current().upstream(),
     close: () => current().close(),
   };

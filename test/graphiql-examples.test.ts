@@ -6,11 +6,11 @@
 import { Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
-import { createGateway, type GatewayConfig } from '../src/gateway.js';
+import type { GatewayConfig } from '../src/gateway.js';
 import { DEMO_HEADERS, exampleTabs } from '../src/plugins/graphiql.js';
 import { createSchema } from '../src/schema.js';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
-import { captureLog, GRAPHQL_POST_HEADERS, listen, stop, testConfig } from './helpers/stack.js';
+import { GRAPHQL_POST_HEADERS, serveObserved } from './helpers/stack.js';
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -18,23 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-async function serve(overrides: Partial<GatewayConfig>) {
-  const gateway = createGateway(
-    testConfig({ petstoreUrl: emulator.petstoreUrl, plantsUrl: emulator.plantsUrl, ...overrides }),
-    { logDestination: captureLog() },
-  );
-  const { server, url } = await listen(gateway.handler);
-  return {
-    url: `${url}/graphql`,
-    async close() {
-      await stop(server);
-      await gateway.close();
-    },
-  };
-}
-
 async function page(overrides: Partial<GatewayConfig>): Promise<string> {
-  const gateway = await serve(overrides);
+  const gateway = await serveObserved(emulator, overrides);
   try {
     return await (await fetch(gateway.url, { headers: { accept: 'text/html' } })).text();
   } finally {
@@ -77,7 +62,7 @@ describe('the example tabs', () => {
   it.each(OPERATIONS.filter((operation) => operation.name !== 'Upload'))(
     '$name runs as it is on the emulator with the demo credentials',
     async ({ name, query, variables }) => {
-      const gateway = await serve({ emulator: true });
+      const gateway = await serveObserved(emulator, { emulator: true });
       try {
         // As GraphiQL sends it: the whole document, and the operation picked with the ▶ button.
         const response = await fetch(gateway.url, {
@@ -95,7 +80,7 @@ describe('the example tabs', () => {
   );
 
   it('Upload runs as the curl command in its tab sends it (multipart, with the CSRF header)', async () => {
-    const gateway = await serve({ emulator: true });
+    const gateway = await serveObserved(emulator, { emulator: true });
     const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
     try {
       const body = multipartBody(

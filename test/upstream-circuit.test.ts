@@ -16,7 +16,13 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { fakeClock, tracked, until } from './helpers/clock.js';
 import { useRedis } from './helpers/redis.js';
-import { hold, json, useScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import {
+  hold,
+  json,
+  scriptedUpstreams,
+  useScriptedUpstream,
+  type ScriptedUpstream,
+} from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, serveObserved, type ObservedGateway } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { extensionsOf, readinessOf } from './helpers/answers.js';
@@ -46,10 +52,7 @@ const BREAKER: Partial<GatewayConfig> = {
 
 /** A gateway in front of the scripted upstream (both areas), closed when the test ends. */
 async function serve(overrides: Partial<GatewayConfig> = {}, up: ScriptedUpstream = upstream()) {
-  const gateway = await serveObserved(
-    { petstoreUrl: `${up.url}/api/v3`, plantsUrl: up.url },
-    { ...BREAKER, ...overrides },
-  );
+  const gateway = await serveObserved(scriptedUpstreams(up.url), { ...BREAKER, ...overrides });
   onTestFinished(() => gateway.close());
   return gateway;
 }

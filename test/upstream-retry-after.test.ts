@@ -15,13 +15,8 @@ import { UpstreamError } from '../src/upstream/failure.js';
 import { createUpstreamClient, type RetryEvent } from '../src/upstream/http.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
 import { json, sequence, useScriptedUpstream, type Answer } from './helpers/scripted-upstream.js';
-import {
-  ALL_CREDENTIALS,
-  defaultClientOptions,
-  serveObserved,
-  timeoutsSetBy,
-  type ObservedGateway,
-} from './helpers/stack.js';
+import { serveScripted } from './helpers/observed.js';
+import { ALL_CREDENTIALS, defaultClientOptions, timeoutsSetBy, type ObservedGateway } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 import { extensionsOf } from './helpers/answers.js';
 
@@ -42,10 +37,7 @@ function asksToWait(status: number, retryAfter: string): Answer {
 
 /** A gateway in front of the scripted upstream, without retries unless told; closed when the test ends. */
 async function serve(overrides: Partial<GatewayConfig> = {}): Promise<ObservedGateway> {
-  const gateway = await serveObserved(
-    { petstoreUrl: `${upstream().url}/api/v3`, plantsUrl: upstream().url },
-    { upstreamRetries: 0, ...overrides },
-  );
+  const gateway = await serveScripted(upstream().url, upstream().url, overrides);
   onTestFinished(() => gateway.close());
   return gateway;
 }

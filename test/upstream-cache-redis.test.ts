@@ -5,13 +5,13 @@
  * change feed tells each replica's listeners once; Redis holds no credential; and a write is
  * not held up when Redis is away.
  */
-import CachePolicy from 'http-cache-semantics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import type { SharedRedis } from '../src/redis/index.js';
 import { redisUpstreamCacheStore } from '../src/redis/upstream-cache-store.js';
 import type { UpstreamChange } from '../src/upstream/changes.js';
+import { keptPolicy } from './helpers/cache-policy.js';
 import { until } from './helpers/clock.js';
 import { useRedis } from './helpers/redis.js';
 import { hold, json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
@@ -296,12 +296,3 @@ describe('the change feed in Redis', () => {
     await redis.start();
   });
 });
-
-/** A policy as the cache keeps one: an answer fresh for a minute. */
-function keptPolicy(): CachePolicy.CachePolicyObject {
-  return new CachePolicy(
-    { url: '/pet/1', method: 'GET', headers: {} },
-    { status: 200, headers: { 'cache-control': 'max-age=60' } },
-    { shared: true },
-  ).toObject();
-}

@@ -15,6 +15,7 @@ import { UpstreamCache, type RawResponse } from '../src/upstream/cache.js';
 import { MemoryCacheStore } from '../src/upstream/cache-store.js';
 import { LocalChangeFeed } from '../src/upstream/changes.js';
 import type { UpstreamRequest } from '../src/upstream/http.js';
+import { keptPolicy } from './helpers/cache-policy.js';
 import { fakeClock, until } from './helpers/clock.js';
 import { useObserved } from './helpers/observed.js';
 import { hold, json, type Answer, type ReceivedRequest } from './helpers/scripted-upstream.js';
@@ -629,12 +630,3 @@ describe('a kept answer that cannot be read', () => {
     expect(sent).toHaveLength(1);
   });
 });
-
-/** A policy as the cache keeps one: an answer fresh for a minute. */
-function keptPolicy(): CachePolicy.CachePolicyObject {
-  return new CachePolicy(
-    { url: '/pet/1', method: 'GET', headers: {} },
-    { status: 200, headers: { 'cache-control': 'max-age=60' } },
-    { shared: true },
-  ).toObject();
-}

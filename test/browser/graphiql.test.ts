@@ -74,14 +74,20 @@ async function editorText(page: Page, selector: string): Promise<string> {
   return (await page.locator(`${selector} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
 }
 
-it('opens GraphiQL, runs the first example query with the demo credentials, and shows the pets', async () => {
-  const page = await openPage();
-  emulator.clearRequests();
-
+/** Opens the gateway's GraphiQL in `page` and waits for its first example in the query editor; its run button. */
+async function openGraphiQL(page: Page) {
   await page.goto(`${served.url}/graphql`);
   const run = page.locator('.graphiql-execute-button');
   await run.waitFor({ state: 'visible', timeout: 30_000 });
   await expect.poll(() => editorText(page, '.graphiql-query-editor'), { timeout: 15_000 }).toContain('query Pets {');
+  return run;
+}
+
+it('opens GraphiQL, runs the first example query with the demo credentials, and shows the pets', async () => {
+  const page = await openPage();
+  emulator.clearRequests();
+
+  const run = await openGraphiQL(page);
   await run.click();
 
   await expect.poll(() => editorText(page, '.graphiql-response'), { timeout: 15_000 }).toContain('"name": "Cat 1"');
@@ -106,10 +112,7 @@ it('with EXPLAIN on, shows the upstream calls a query cost in the response pane 
   const page = await openPage();
   emulator.clearRequests();
 
-  await page.goto(`${served.url}/graphql`);
-  const run = page.locator('.graphiql-execute-button');
-  await run.waitFor({ state: 'visible', timeout: 30_000 });
-  await expect.poll(() => editorText(page, '.graphiql-query-editor'), { timeout: 15_000 }).toContain('query Pets {');
+  const run = await openGraphiQL(page);
   // A short query, so that the whole answer fits in the pane (the editor draws only the lines in view).
   await page.locator('.graphiql-query-editor .view-lines').first().click();
   await page.keyboard.press('ControlOrMeta+A');

@@ -11,7 +11,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import type { UpstreamClient, UpstreamRequest } from '../src/upstream/http.js';
 import { useObserved } from './helpers/observed.js';
-import { json, type Answer } from './helpers/scripted-upstream.js';
+import { json, scriptedUpstreams, type Answer } from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, captureLog, type ObservedGateway } from './helpers/stack.js';
 
 const observed = useObserved();
@@ -38,7 +38,7 @@ function mismatchLines(gateway: ObservedGateway): Record<string, unknown>[] {
 async function withAndWithout(answer: Answer, query: string, times: number) {
   const upstream = observed.scripted;
   upstream.answer(answer);
-  const origins = { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url };
+  const origins = scriptedUpstreams(upstream.url);
   const without = await observed.serve(origins, { upstreamContractSample: 0 });
   const answersWithout = [];
   for (let count = 0; count < times; count += 1)
@@ -133,10 +133,7 @@ describe('an upstream answer that does not fit its document', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"id":9007199254740993,"petId":3,"quantity":2,"status":"placed","complete":false}',
     });
-    const gateway = await observed.serve(
-      { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
-      { upstreamContractSample: 1 },
-    );
+    const gateway = await observed.serve(scriptedUpstreams(upstream.url), { upstreamContractSample: 1 });
     const answer = await gateway.gql('{ order(id: "9007199254740993") { id } }');
     expect(answer).toEqual({ status: 200, data: { order: { id: '9007199254740993' } } });
     expect(await mismatches(gateway)).toEqual({});

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway } from '../src/gateway.js';
 import { serve, type Serving } from '../src/server.js';
-import { json, startScriptedUpstream } from './helpers/scripted-upstream.js';
+import { json, scriptedUpstreams, startScriptedUpstream } from './helpers/scripted-upstream.js';
 import { testConfig } from './helpers/stack.js';
 
 let emulator: Emulator;
@@ -89,7 +89,7 @@ describe('a stop with keep-alive connections open', () => {
     const pets = Array.from({ length: 2400 }, (_, index) => ({ ...pet, id: index + 1 }));
     upstream.answer(json(200, pets));
     try {
-      const serving = await start({ petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url });
+      const serving = await start(scriptedUpstreams(upstream.url));
       const idle = await idleKeepAliveConnection(serving.port);
       const slow = await idleKeepAliveConnection(serving.port);
       const body = JSON.stringify({ query: '{ petsByStatus(status: [AVAILABLE]) { name } }' });

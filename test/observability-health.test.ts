@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { until } from './helpers/clock.js';
 import { useObserved } from './helpers/observed.js';
-import { closedPortUrl, json } from './helpers/scripted-upstream.js';
+import { closedPortUrl, json, scriptedUpstreams } from './helpers/scripted-upstream.js';
 
 const observed = useObserved();
 
@@ -23,7 +23,7 @@ async function get(path: string) {
 describe('/health', () => {
   it('answers 200 while the process serves requests, even with every upstream down', async () => {
     const down = await closedPortUrl();
-    await observed.serve({ petstoreUrl: `${down}/api/v3`, plantsUrl: down });
+    await observed.serve(scriptedUpstreams(down));
 
     const health = await get('/health');
 
@@ -89,10 +89,7 @@ describe('/readiness', () => {
   });
 
   it('answers 503 naming an upstream that says it cannot serve (503), or does not answer in time', async () => {
-    await observed.serve(
-      { petstoreUrl: `${observed.scripted.url}/api/v3`, plantsUrl: observed.scripted.url },
-      { readinessTimeoutMs: 200 },
-    );
+    await observed.serve(scriptedUpstreams(observed.scripted.url), { readinessTimeoutMs: 200 });
     observed.scripted.answer((request) =>
       request.url.startsWith('/api/v3') ? json(503, { message: 'maintenance' }) : { hang: true },
     );

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics, MAX_OPERATION_NAMES } from '../src/observability/metrics.js';
 import { useObserved } from './helpers/observed.js';
-import { json, sequence } from './helpers/scripted-upstream.js';
+import { json, scriptedUpstreams, sequence } from './helpers/scripted-upstream.js';
 import { timeoutsSetBy } from './helpers/stack.js';
 
 const observed = useObserved();
@@ -106,7 +106,7 @@ describe('upstream calls', () => {
   });
 
   it('count retries and timeouts', async () => {
-    const upstreams = { petstoreUrl: `${observed.scripted.url}/api/v3`, plantsUrl: observed.scripted.url };
+    const upstreams = scriptedUpstreams(observed.scripted.url);
     const gateway = await observed.serve(upstreams, {
       upstreamRetries: 2,
       upstreamRetryBackoffMs: 1,

@@ -18,7 +18,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from './helpers/clock.js';
-import { json, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
+import { json, scriptedUpstreams, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
 import { ALL_CREDENTIALS, serveObserved, type GraphQLResponse, type ObservedGateway } from './helpers/stack.js';
 import type { GatewayConfig } from '../src/gateway.js';
 
@@ -34,10 +34,11 @@ let withoutBreaker: Side;
 
 async function side(overrides: Partial<GatewayConfig>): Promise<Side> {
   const upstream = await startScriptedUpstream();
-  const gateway = await serveObserved(
-    { petstoreUrl: `${upstream.url}/api/v3`, plantsUrl: upstream.url },
-    { upstreamRetries: 0, upstreamCircuitCooldownMs: COOLDOWN_MS, ...overrides },
-  );
+  const gateway = await serveObserved(scriptedUpstreams(upstream.url), {
+    upstreamRetries: 0,
+    upstreamCircuitCooldownMs: COOLDOWN_MS,
+    ...overrides,
+  });
   return { upstream, gateway };
 }
 

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation, Step, Transcript } from './fixtures/ai-sdk-mcp-client.js';
+import { DEFAULT_TOOLS, GET_INVENTORY, GET_PET_1 } from './helpers/answers.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, summary, useStack } from './helpers/stack.js';
 
@@ -90,13 +91,7 @@ describe('the AI SDK MCP client', { timeout: 60_000 }, () => {
     const transcript = await converse({}, [{ method: 'tools/list' }]);
 
     const { tools } = resultOf(transcript) as { tools: { name: string; inputSchema: unknown }[] };
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      'FindPetsByStatus',
-      'GetInventory',
-      'GetOrder',
-      'GetPet',
-      'GetUser',
-    ]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(DEFAULT_TOOLS);
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool.inputSchema]));
     expect(byName['GetPet']).toEqual({
       type: 'object',
@@ -134,19 +129,7 @@ describe('the AI SDK MCP client', { timeout: 60_000 }, () => {
 
     const result = resultOf(transcript);
     expect(result['isError']).toBeFalsy();
-    expect(result['structuredContent']).toEqual({
-      pet: {
-        id: '1',
-        name: 'Cat 1',
-        status: 'AVAILABLE',
-        category: { id: '2', name: 'Cats' },
-        tags: [
-          { id: '1', name: 'tag1' },
-          { id: '2', name: 'tag2' },
-        ],
-        photoUrls: ['url1', 'url2'],
-      },
-    });
+    expect(result['structuredContent']).toEqual(GET_PET_1);
     expect(JSON.parse(textOf(result))).toEqual(result['structuredContent']);
     expect(stack.upstream().map(summary)).toEqual([expectedGet('/api/v3/pet/1', 'api_key')]);
   });
@@ -169,15 +152,7 @@ describe('the AI SDK MCP client', { timeout: 60_000 }, () => {
 
     const result = resultOf(transcript);
     expect(result['isError']).toBeFalsy();
-    expect(result['structuredContent']).toEqual({
-      inventory: {
-        entries: [
-          { status: 'approved', quantity: 50 },
-          { status: 'delivered', quantity: 50 },
-          { status: 'placed', quantity: 100 },
-        ],
-      },
-    });
+    expect(result['structuredContent']).toEqual(GET_INVENTORY);
     expect(stack.upstream().map(summary)).toEqual([expectedGet('/api/v3/store/inventory', 'api_key')]);
   });
 });

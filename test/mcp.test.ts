@@ -23,6 +23,7 @@ import {
   useStack,
   type Stack,
 } from './helpers/stack.js';
+import { DEFAULT_TOOLS, GET_INVENTORY, GET_PET_1 } from './helpers/answers.js';
 import { until } from './helpers/clock.js';
 import { nginxBinary, startNginx, type Nginx } from './helpers/nginx.js';
 import { PROJECT_ROOT } from './helpers/process.js';
@@ -69,13 +70,7 @@ describe('tools/list', () => {
 
     const { tools } = await client.listTools();
 
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      'FindPetsByStatus',
-      'GetInventory',
-      'GetOrder',
-      'GetPet',
-      'GetUser',
-    ]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(DEFAULT_TOOLS);
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(byName['GetPet']?.inputSchema).toEqual({
       type: 'object',
@@ -156,19 +151,7 @@ describe('tools/call', () => {
     const result = await client.callTool({ name: 'GetPet', arguments: { id: '1' } });
 
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toEqual({
-      pet: {
-        id: '1',
-        name: 'Cat 1',
-        status: 'AVAILABLE',
-        category: { id: '2', name: 'Cats' },
-        tags: [
-          { id: '1', name: 'tag1' },
-          { id: '2', name: 'tag2' },
-        ],
-        photoUrls: ['url1', 'url2'],
-      },
-    });
+    expect(result.structuredContent).toEqual(GET_PET_1);
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
     expect(stack.upstream().map(summary)).toEqual([expectedGet('/api/v3/pet/1', 'api_key')]);
   });
@@ -198,15 +181,7 @@ describe('tools/call', () => {
     const result = await client.callTool({ name: 'GetInventory', arguments: {} });
 
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toEqual({
-      inventory: {
-        entries: [
-          { status: 'approved', quantity: 50 },
-          { status: 'delivered', quantity: 50 },
-          { status: 'placed', quantity: 100 },
-        ],
-      },
-    });
+    expect(result.structuredContent).toEqual(GET_INVENTORY);
     expect(stack.upstream().map(summary)).toEqual([expectedGet('/api/v3/store/inventory', 'api_key')]);
   });
 

@@ -65,6 +65,15 @@ export function useMcp(options: McpOptions): Plugin {
   const tools = new Map<string, ServedTool>(
     options.tools.map((tool) => [tool.name, { tool, check: ajv.compile(tool.inputSchema) }]),
   );
+  // What tools/list and the schema resource answer: the same for every POST, made once.
+  const listed = options.tools.map((tool) => ({
+    name: tool.name,
+    title: tool.annotations.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema as { type: 'object' },
+    annotations: tool.annotations,
+  }));
+  const schema = options.schemaSdl === undefined ? undefined : { uri: SCHEMA_URI, sdl: options.schemaSdl };
   let sdk: Promise<typeof import('./server.js')> | undefined;
   return {
     async onRequest(payload) {
@@ -101,14 +110,8 @@ export function useMcp(options: McpOptions): Plugin {
       const answer = await serveMcp(request, {
         info: SERVER_INFO,
         maxBodyBytes: options.maxBodyBytes,
-        schema: options.schemaSdl === undefined ? undefined : { uri: SCHEMA_URI, sdl: options.schemaSdl },
-        tools: [...tools.values()].map(({ tool }) => ({
-          name: tool.name,
-          title: tool.annotations.title,
-          description: tool.description,
-          inputSchema: tool.inputSchema as { type: 'object' },
-          annotations: tool.annotations,
-        })),
+        schema,
+        tools: listed,
         call: async (name, args) => {
           const served = tools.get(name);
           if (served === undefined) return undefined;

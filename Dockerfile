@@ -59,4 +59,4 @@ STOPSIGNAL SIGTERM
 # generation that grows 30% past its live data between full collections, and optimizing
 # compilation on the main thread (its memory then goes back to the one allocator that returns it).
 # Add -e NODE_OPTIONS=--enable-source-maps for stack traces that name src/*.ts lines.
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=30", "--no-concurrent-recompilation", "--no-node-snapshot", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=30", "--no-concurrent-recompilation", "--no-node-snapshot", "--no-sparkplug", "--no-maglev", "dist/main.js"]

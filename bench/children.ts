@@ -1,7 +1,7 @@
 /**
  * The benchmark's processes: each contender and the upstream run as their own Node process, so
  * that none shares an event loop with the load generator. The gateway runs compiled, as
- * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 --no-concurrent-recompilation --no-node-snapshot dist/main.js`,
+ * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 --no-concurrent-recompilation --no-node-snapshot --no-sparkplug --no-maglev dist/main.js`,
  * read from package.json); the helpers (emulator, ceiling, direct client) run from source under
  * tsx.
  *
@@ -126,6 +126,8 @@ const DEFAULT_START_ARGS = [
   '--heap-growing-percent=30',
   '--no-concurrent-recompilation',
   '--no-node-snapshot',
+  '--no-sparkplug',
+  '--no-maglev',
   'dist/main.js',
 ] as const;
 

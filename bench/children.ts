@@ -1,9 +1,8 @@
 /**
  * The benchmark's processes: each contender and the upstream run as their own Node process, so
  * that none shares an event loop with the load generator. The gateway runs compiled, as
- * `npm start` runs it (`node --max-semi-space-size=8 --heap-growing-percent=30 --no-concurrent-recompilation --no-node-snapshot --no-sparkplug --no-maglev dist/main.js`,
- * read from package.json); the helpers (emulator, ceiling, direct client) run from source under
- * tsx.
+ * `npm start` runs it (node with the flags of package.json's `start` script, read from there);
+ * the helpers (emulator, ceiling, direct client) run from source under tsx.
  *
  * Every child runs on one runtime, {@link runtime} (`npm run bench` sets it to the Node.js line
  * the image ships, `--node=<path>` to another), unless a gateway is started with a `node` of its

@@ -14,7 +14,7 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Conversation, Step, Transcript } from './fixtures/ai-sdk-mcp-client.js';
+import type { Conversation, Held, Step, Transcript } from './fixtures/ai-sdk-mcp-client.js';
 import { DEFAULT_TOOLS, GET_INVENTORY, GET_PET_1 } from './helpers/answers.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, summary, useStack } from './helpers/stack.js';
@@ -57,9 +57,6 @@ afterAll(() => {
   client?.child.stdin.end();
   client?.child.kill();
 });
-
-/** What a conversation gave, once the client has connected. */
-type Held = Exclude<Transcript, { failed: string }>;
 
 /** Holds a conversation with the stack's /mcp through the AI SDK's client. */
 async function converse(headers: Record<string, string>, steps: Step[]): Promise<Held> {

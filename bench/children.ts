@@ -29,6 +29,15 @@ export function runtime(): string {
   return runtimeNode;
 }
 
+/**
+ * The node binary of the line the image ships: `scripts/fetch-node.sh` pins it, fetches it from
+ * the npm registry once and caches it. Returns its path.
+ */
+export function shippedRuntime(): string {
+  const directory = execFileSync('bash', [new URL('scripts/fetch-node.sh', ROOT).pathname], { encoding: 'utf8' });
+  return `${directory.trim()}/node`;
+}
+
 /** Sets the node binary the children run on (before any is started). */
 export function useRuntime(node: string): void {
   runtimeNode = node;

@@ -54,6 +54,7 @@ import {
   memoryOf,
   OUTPUT_DIR,
   processTree,
+  shippedRuntime,
   startArguments,
   startGateway,
   startReportingChild,
@@ -108,9 +109,7 @@ const major = (version: string) => version.replace(/^v/, '').split('.')[0] ?? ''
  */
 const RUNTIME = (() => {
   const given = option('node');
-  const node =
-    given ??
-    `${execFileSync('bash', [fileURLToPath(new URL('../scripts/fetch-node.sh', import.meta.url))], { encoding: 'utf8' }).trim()}/node`;
+  const node = given ?? shippedRuntime();
   return { node, version: versionOf(node) };
 })();
 useRuntime(RUNTIME.node);

@@ -16,6 +16,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const ROOT = new URL('../', import.meta.url);
@@ -142,11 +143,13 @@ const DEFAULT_START_ARGS = [
 /**
  * The node arguments of the `start` script (`node --max-semi-space-size=8 dist/main.js` →
  * `['--max-semi-space-size=8', 'dist/main.js']`), so that heap or other flags added there are
- * benchmarked too. A script that is not a plain `node …` command falls back to the default.
+ * benchmarked too: this checkout's, or that of the checkout at `root` (a baseline build runs as
+ * its own `npm start` ran it). A script that is not a plain `node …` command falls back to the
+ * default.
  */
-export function startArguments(): readonly string[] {
+export function startArguments(root: string = ROOT.pathname): readonly string[] {
   try {
-    const manifest = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
       scripts?: Record<string, string>;
     };
     const tokens = (manifest.scripts?.['start'] ?? '').trim().split(/\s+/);
@@ -201,7 +204,7 @@ const TYPENAME_PROBE: Probe = { body: '{"query":"{ __typename }"}' };
 /**
  * Starts the compiled gateway as `npm start` does (the node arguments of the start script), on
  * {@link runtime} or on `options.node`, from this checkout or from another's `options.root` (a
- * baseline build), with its own environment, and waits until its GraphQL endpoint answers `probe` with a 2xx
+ * baseline build, with that checkout's start script), with its own environment, and waits until its GraphQL endpoint answers `probe` with a 2xx
  * and no `errors`. `startupMs` is the time from the spawn to that answer (polled every 10 ms).
  * Its log goes to a file in `bench/.out/`: the gateway pays for writing it, as it would in
  * production.
@@ -218,7 +221,7 @@ export async function startGateway(
   const probe = options.probe ?? TYPENAME_PROBE;
   const url = `http://127.0.0.1:${port}/graphql`;
   const spawned = performance.now();
-  const child = spawn(options.node ?? runtimeNode, [...(options.nodeFlags ?? []), ...startArguments()], {
+  const child = spawn(options.node ?? runtimeNode, [...(options.nodeFlags ?? []), ...startArguments(options.root)], {
     cwd: options.root ?? ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', log, log],

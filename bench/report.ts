@@ -477,7 +477,7 @@ function renderRuntimeTargets(input: ResultsInput, find: Find, push: (...lines: 
     '',
     `\`${main}\` (one upstream call per request), 10 connections, on Node ${input.node}.`,
     input.baseline
-      ? `Beside it, in the same rounds: the same build on Node ${input.baseline.version}${input.baseline.build ? `, and the build of ${input.baseline.build.commit} (before the work on this line's targets) on Node ${input.baseline.version}, which the CPU targets are set against` : ', which the CPU targets are set against'}.`
+      ? `Beside it, in the same rounds: the same build on Node ${input.baseline.version}${input.baseline.build ? `, and the build of ${input.baseline.build.commit} (before the work on this line's targets) on Node ${input.baseline.version}, started as its own \`npm start\` started it, which the CPU targets are set against` : ', which the CPU targets are set against'}.`
       : 'No older line ran beside it in this run (`--baseline-node=<path>`).',
     '',
     `| Target | Node ${input.node} |${others.map((label) => ` ${label.replace(`${main}, `, '')} |`).join('')}`,

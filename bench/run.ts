@@ -27,8 +27,8 @@
  * key rows (scenarios 1 and 2, 10 connections, 0 and 5 ms) and the starts: the older line's
  * column while it is supported (`--baseline-node=<path>` to name it, `=none` for none).
  * `--baseline-ref=<git ref>` adds that commit's build on the older line beside it (built apart in
- * bench/.out/baseline-<commit>/): the earlier figures the CPU targets are set against, measured
- * in the same run. RESULTS.md's head says which runtime each figure came from.
+ * bench/.out/baseline-<commit>/, started with the node flags of its own `npm start`): the
+ * earlier figures the CPU targets are set against, measured in the same run. RESULTS.md's head says which runtime each figure came from.
  *
  * Processes: the load generator (this one, autocannon), the upstream (the emulator, with a
  * fixed added latency), the gateway (compiled by `npm run build` at the start, then run as

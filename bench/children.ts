@@ -204,8 +204,8 @@ const TYPENAME_PROBE: Probe = { body: '{"query":"{ __typename }"}' };
 /**
  * Starts the compiled gateway as `npm start` does (the node arguments of the start script), on
  * {@link runtime} or on `options.node`, from this checkout or from another's `options.root` (a
- * baseline build, with that checkout's start script), with its own environment, and waits until its GraphQL endpoint answers `probe` with a 2xx
- * and no `errors`. `startupMs` is the time from the spawn to that answer (polled every 10 ms).
+ * baseline build, with that checkout's start script), with its own environment, and waits until
+ * its GraphQL endpoint answers `probe` with a 2xx and no `errors`. `startupMs` is the time from the spawn to that answer (polled every 10 ms).
  * Its log goes to a file in `bench/.out/`: the gateway pays for writing it, as it would in
  * production.
  */

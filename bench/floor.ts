@@ -18,25 +18,28 @@ import { execFileSync } from 'node:child_process';
 import {
   buildGateway,
   runtime,
-  cpuMsBetween,
-  cpuTicksOf,
   shippedRuntime,
   startGateway,
   startReportingChild,
   useRuntime,
   type Child,
 } from './children.js';
-import { percentile, runLoad, type Target } from './load.js';
-import { CREDENTIAL_HEADERS, SCENARIOS, seedUpstream } from './scenarios.js';
+import { compare, type Contender } from './rounds.js';
+import { CREDENTIAL_HEADERS, SCENARIOS, seedUpstream, type Scenario } from './scenarios.js';
 
 const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
-const ROUNDS = Number(option('rounds') ?? 5);
-const SECONDS = Number(option('seconds') ?? 3);
+const PLAN = { rounds: Number(option('rounds') ?? 5), seconds: Number(option('seconds') ?? 3), warmupSeconds: 1 };
 const CONNECTIONS = 10;
 const LATENCY_MS = 5;
+const FLOOR_SCENARIOS = SCENARIOS.filter((each) => each.id === 1 || each.id === 2);
 useRuntime(option('node') ?? shippedRuntime());
 
-type Contender = { label: string; pid?: number; target(scenario: (typeof SCENARIOS)[number]): Target };
+/** The one REST call of a scenario (scenarios 1 and 2). */
+function rest(scenario: Scenario) {
+  if (scenario.direct.kind !== 'rest') throw new Error(`scenario ${scenario.id} is not one REST call`);
+  return scenario.direct;
+}
+const always = () => true;
 
 const children: Child[] = [];
 try {
@@ -48,18 +51,16 @@ try {
   );
   children.push(emulator);
   await seedUpstream(emulator.info.petstoreUrl);
-  const rest = (scenario: (typeof SCENARIOS)[number]) => {
-    if (scenario.direct.kind !== 'rest') throw new Error(`scenario ${scenario.id} is not one REST call`);
-    return scenario.direct;
-  };
   const contenders: Contender[] = [
     {
       label: 'direct REST',
+      kind: 'direct',
       target: (scenario) => ({
         url: new URL(emulator.info.petstoreUrl).origin + rest(scenario).path,
         method: 'GET',
         headers: { accept: 'application/json', ...rest(scenario).headers },
       }),
+      applies: always,
     },
   ];
   const proxies = [
@@ -76,6 +77,7 @@ try {
     children.push(child);
     contenders.push({
       label: proxy.label,
+      kind: 'least proxy',
       pid: child.pid,
       target: (scenario) => ({
         url: child.info.url,
@@ -87,6 +89,7 @@ try {
         },
         body: scenario.graphql,
       }),
+      applies: always,
     });
   }
   const gateway = await startGateway('floor gateway', {
@@ -99,6 +102,7 @@ try {
   children.push(gateway);
   contenders.push({
     label: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false',
+    kind: 'gateway',
     pid: gateway.pid,
     target: (scenario) => ({
       url: gateway.url,
@@ -106,57 +110,33 @@ try {
       headers: { 'content-type': 'application/json', accept: 'application/json', ...CREDENTIAL_HEADERS },
       body: scenario.graphql,
     }),
+    applies: always,
   });
 
-  console.log(
-    `${LATENCY_MS} ms upstream, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, on Node.js ${execFileSync(runtime(), ['--version'], { encoding: 'utf8' }).trim()}\n`,
-  );
-  console.log('| Scenario | Contender | req/s | of direct REST | p50 added (ms) | CPU ms/req |');
-  console.log('|---|---|---:|---:|---:|---:|');
-  for (const scenario of SCENARIOS.filter((each) => each.id === 1 || each.id === 2)) {
-    const runs = new Map(
-      contenders.map((each) => [
-        each.label,
-        { requests: 0, seconds: 0, cpuMs: 0, latencies: [] as number[], failures: 0 },
-      ]),
-    );
-    for (const contender of contenders)
-      await runLoad(contender.target(scenario), { connections: CONNECTIONS, seconds: 1 });
-    for (let round = 0; round < ROUNDS; round += 1) {
-      for (let index = 0; index < contenders.length; index += 1) {
-        const contender = contenders[(index + round) % contenders.length] as Contender;
-        const sum = runs.get(contender.label);
-        if (sum === undefined) continue;
-        const before = contender.pid === undefined ? undefined : cpuTicksOf([contender.pid]);
-        const result = await runLoad(contender.target(scenario), { connections: CONNECTIONS, seconds: SECONDS });
-        if (before !== undefined && contender.pid !== undefined)
-          sum.cpuMs += cpuMsBetween(before, cpuTicksOf([contender.pid]));
-        sum.requests += result.requests;
-        sum.seconds += result.seconds;
-        sum.failures += result.failures;
-        sum.latencies.push(...result.latencies);
-      }
-    }
-    const direct = runs.get('direct REST');
+  const table = [
+    `${LATENCY_MS} ms upstream, ${CONNECTIONS} connections, ${PLAN.rounds} rounds of ${PLAN.seconds} s, on Node.js ${execFileSync(runtime(), ['--version'], { encoding: 'utf8' }).trim()}`,
+    '',
+    '| Scenario | Contender | req/s | of direct REST | p50 added (ms) | CPU ms/req |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  for (const scenario of FLOOR_SCENARIOS) {
+    const measurements = await compare(contenders, scenario, LATENCY_MS, CONNECTIONS, PLAN);
+    const direct = measurements.find((each) => each.kind === 'direct');
     if (direct === undefined) throw new Error('no direct REST runs');
-    const directRps = direct.requests / direct.seconds;
-    const directP50 = percentile(direct.latencies, 50);
-    for (const contender of contenders) {
-      const sum = runs.get(contender.label);
-      if (sum === undefined) continue;
-      const rps = sum.requests / sum.seconds;
-      const p50 = percentile(sum.latencies, 50);
-      const cells = [
-        `${scenario.id} ${scenario.name}`,
-        contender.label,
-        rps.toFixed(0),
-        contender.pid === undefined ? '' : `${((100 * rps) / directRps).toFixed(0)}%`,
-        contender.pid === undefined ? directP50.toFixed(2) : `+${(p50 - directP50).toFixed(2)}`,
-        contender.pid === undefined ? '' : (sum.cpuMs / sum.requests).toFixed(3),
-      ];
-      console.log(`| ${cells.join(' | ')} |${sum.failures > 0 ? ` FAILURES ${sum.failures}` : ''}`);
+    for (const each of measurements) {
+      const cells =
+        each === direct
+          ? [each.rps.toFixed(0), '', each.p50.toFixed(2), '']
+          : [
+              each.rps.toFixed(0),
+              `${((100 * each.rps) / direct.rps).toFixed(0)}%`,
+              `+${(each.p50 - direct.p50).toFixed(2)}`,
+              each.cpuMsPerRequest?.toFixed(3) ?? '',
+            ];
+      table.push(`| ${scenario.id} ${scenario.name} | ${each.contender} | ${cells.join(' | ')} |`);
     }
   }
+  console.log(`\n${table.join('\n')}`);
 } finally {
   for (const child of children.reverse()) await child.stop();
 }

@@ -28,7 +28,8 @@
  * column while it is supported (`--baseline-node=<path>` to name it, `=none` for none).
  * `--baseline-ref=<git ref>` adds that commit's build on the older line beside it (built apart in
  * bench/.out/baseline-<commit>/, started with the node flags of its own `npm start`): the
- * earlier figures the CPU targets are set against, measured in the same run. RESULTS.md's head says which runtime each figure came from.
+ * earlier figures the CPU targets are set against, measured in the same run. RESULTS.md's head
+ * says which runtime each figure came from.
  *
  * Processes: the load generator (this one, autocannon), the upstream (the emulator, with a
  * fixed added latency), the gateway (compiled by `npm run build` at the start, then run as
@@ -60,7 +61,8 @@ import {
   startReportingChild,
   type Child,
 } from './children.js';
-import { percentile, runLoad, type RunResult, type Target } from './load.js';
+import { percentile, runLoad, type Target } from './load.js';
+import { compare, measuredRun, type Contender } from './rounds.js';
 import { faultRuns } from './faults.js';
 import { mcpCost, mcpProfiles } from './mcp.js';
 import { summariseProfiles } from './profile.js';
@@ -72,7 +74,6 @@ import {
   renderMcpCost,
   renderResults,
   type CallCount,
-  type Measurement,
   type ProcessPeak,
   type MixedRun,
   type LiveAtRestRun,
@@ -393,15 +394,6 @@ const variants = (): readonly GatewayVariant[] =>
   );
 const variant = (label: string) => variants().find((each) => each.label === label);
 
-type Contender = {
-  label: string;
-  kind: 'direct' | 'gateway' | 'ceiling' | 'least proxy';
-  /** the root of the contender's process tree (GraphQL contenders), whose CPU time and memory are measured */
-  pid?: number;
-  target(scenario: Scenario): Target;
-  applies(scenario: Scenario, connections?: number): boolean;
-};
-
 const GRAPHQL_JSON = { 'content-type': 'application/json', accept: 'application/json' };
 const GRAPHQL_HEADERS = { ...GRAPHQL_JSON, ...CREDENTIAL_HEADERS };
 
@@ -549,72 +541,6 @@ async function check(contender: Contender, scenario: Scenario): Promise<void> {
   const problem =
     result.errors !== undefined ? `errors ${JSON.stringify(result.errors).slice(0, 300)}` : scenario.check(result.data);
   if (problem !== undefined) throw new Error(`${contender.label}, scenario ${scenario.id}: ${problem}`);
-}
-
-/**
- * One measured run of a contender. For a GraphQL contender, the user + system CPU time of each
- * process of its tree (primary and workers) is read from `/proc` before and after the run, and
- * the resident set size of each is sampled during it.
- */
-async function measuredRun(
-  contender: Contender,
-  target: Target,
-  connections: number,
-  seconds: number,
-): Promise<RunResult & { cpuMs: number }> {
-  if (contender.pid === undefined) return { ...(await runLoad(target, { connections, seconds })), cpuMs: 0 };
-  const tree = processTree(contender.pid);
-  const before = cpuTicksOf(tree);
-  const result = await runLoad(target, { connections, seconds, watchPids: tree });
-  const after = cpuTicksOf(processTree(contender.pid));
-  return { ...result, cpuMs: cpuMsBetween(before, after) };
-}
-
-/** Runs every applicable contender `rounds` times on one configuration, alternating, and merges the rounds. */
-async function compare(
-  contenders: readonly Contender[],
-  scenario: Scenario,
-  latencyMs: number,
-  connections: number,
-  rounds: number,
-  seconds: number,
-): Promise<Measurement[]> {
-  const active = contenders.filter((contender) => contender.applies(scenario, connections));
-  // Direct REST alone compares with nothing (scenario 5 at 5 ms or 50 connections).
-  if (active.every((contender) => contender.kind === 'direct')) return [];
-  const runs = new Map<string, (RunResult & { cpuMs: number })[]>(active.map((contender) => [contender.label, []]));
-  for (const contender of active)
-    await runLoad(contender.target(scenario), { connections, seconds: PLAN.warmupSeconds });
-  for (let round = 0; round < rounds; round += 1) {
-    // Each round starts with a different contender, so none is always first after a pause.
-    const order = active.map((_, index) => active[(index + round) % active.length] as Contender);
-    for (const contender of order)
-      runs.get(contender.label)?.push(await measuredRun(contender, contender.target(scenario), connections, seconds));
-  }
-  return active.map((contender) => {
-    const results = runs.get(contender.label) ?? [];
-    const latencies = results.flatMap((result) => result.latencies);
-    const requests = results.reduce((sum, result) => sum + result.requests, 0);
-    const cpuMs = results.reduce((sum, result) => sum + result.cpuMs, 0);
-    const measurement: Measurement = {
-      scenario: scenario.id,
-      latencyMs,
-      connections,
-      contender: contender.label,
-      kind: contender.kind,
-      rps: requests / results.reduce((sum, result) => sum + result.seconds, 0),
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      failures: results.reduce((sum, result) => sum + result.failures, 0),
-      bytesPerAnswer: requests === 0 ? undefined : results.reduce((sum, result) => sum + result.bytes, 0) / requests,
-      cpuMsPerRequest: contender.pid === undefined || requests === 0 ? undefined : cpuMs / requests,
-      peakRss: contender.pid === undefined ? undefined : Math.max(...results.map((result) => result.peakRss)),
-    };
-    console.log(
-      `  s${scenario.id} ${latencyMs}ms c${connections} ${contender.label.padEnd(38)} ${measurement.rps.toFixed(0).padStart(6)} req/s  p50 ${measurement.p50.toFixed(2)} ms  p99 ${measurement.p99.toFixed(2)} ms${measurement.cpuMsPerRequest !== undefined ? `  cpu ${measurement.cpuMsPerRequest.toFixed(3)} ms/req` : ''}${measurement.failures ? `  FAILURES ${measurement.failures}` : ''}`,
-    );
-    return measurement;
-  });
 }
 
 /**
@@ -996,9 +922,7 @@ async function phase(latencyMs: number, results: ResultsInput): Promise<void> {
 
     for (const scenario of SELECTED) {
       for (const connections of PLAN.connections) {
-        results.measurements.push(
-          ...(await compare(contenders, scenario, latencyMs, connections, PLAN.rounds, PLAN.seconds)),
-        );
+        results.measurements.push(...(await compare(contenders, scenario, latencyMs, connections, PLAN)));
       }
     }
 

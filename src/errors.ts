@@ -29,6 +29,11 @@ export type ErrorCode =
    */
   | 'UPSTREAM_UNAVAILABLE'
   /**
+   * the field's REST area is not served by this deployment (its upstream URL is not set): nothing was called; the
+   * schema is the same whatever a deployment serves
+   */
+  | 'UPSTREAM_NOT_SERVED'
+  /**
    * the upstream answered 429, or was not called because it answered these credentials 429 with a Retry-After that
    * has not passed (`extensions.retryAfter`, in seconds)
    */
@@ -169,6 +174,8 @@ function upstreamErrorCode(error: UpstreamError): ErrorCode {
       return 'UPSTREAM_RATE_LIMITED';
     case 'invalid-response':
       return 'UPSTREAM_ERROR';
+    case 'not-served':
+      return 'UPSTREAM_NOT_SERVED';
     case 'status':
       return statusCode(error.status ?? 500);
   }

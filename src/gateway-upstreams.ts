@@ -17,11 +17,17 @@ import type { UpstreamService } from './upstream/failure.js';
 import type { createUpstreamClient, UpstreamClient, UpstreamClientOptions, UpstreamPool } from './upstream/http.js';
 import { createPetstoreApi } from './upstream/petstore.js';
 import { createPlantsApi } from './upstream/plants.js';
+import { unservedArea } from './upstream/unserved.js';
 
-/** The configuration with both upstreams resolved (to their URLs or to the emulator's). */
+const SERVICES: readonly UpstreamService[] = ['petstore', 'plants'];
+
+/**
+ * The configuration with the upstreams resolved (to their URLs or to the emulator's); an area
+ * whose URL is undefined is not served (`upstream/unserved.ts`).
+ */
 export type GatewayConfig = Omit<Config, 'petstoreUrl' | 'plantsUrl'> & {
-  petstoreUrl: string;
-  plantsUrl: string;
+  petstoreUrl: string | undefined;
+  plantsUrl: string | undefined;
   /** the upstreams are the embedded emulator: GraphiQL opens with its demo credentials. @default false */
   emulator?: boolean;
 };
@@ -48,6 +54,8 @@ export function sharedState(config: GatewayConfig, observability: Observability)
 export type GatewayUpstreams = {
   petstore: UpstreamPool;
   plants: UpstreamPool;
+  /** the areas this deployment serves (those whose URL is set), as readiness checks them */
+  served: readonly UpstreamService[];
   /**
    * the upstreams of one operation, through its budget of calls, for `scope` when the lane names
    * it; `record` wraps the pet store's client (a live query's run records its reads)
@@ -71,6 +79,7 @@ export type GatewayUpstreams = {
 function clientOptions(
   config: GatewayConfig,
   service: UpstreamService,
+  baseUrl: string,
   observability: Observability,
   shared: SharedState | undefined,
   { cache, changes }: { cache: UpstreamCache | undefined; changes: ChangeFeed },
@@ -78,7 +87,7 @@ function clientOptions(
   const { logger, metrics } = observability;
   metrics?.observeCircuit(service, 'closed');
   return {
-    ...upstreamClientSettings(config, service),
+    ...upstreamClientSettings(config, service, baseUrl),
     cache,
     changes,
     onCache: ({ operation, result }) => metrics?.observeUpstreamCache(service, operation, result),
@@ -86,6 +95,7 @@ function clientOptions(
       observability.lane.logging(scope?.request, () =>
         logger.debug(`upstream ${service} ${operation}: retry ${retry} in ${delayMs} ms after ${reason}`),
       ),
+    onRetryRefused: (call) => metrics?.observeRetryRefused(call),
     observer: observability.observeUpstream,
     onCircuitChange: (state) => {
       metrics?.observeCircuit(service, state);
@@ -117,13 +127,15 @@ export function createUpstreams(
         changes,
       )
     : undefined;
-  const petstoreClient = createClient(
-    'petstore',
-    clientOptions(config, 'petstore', observability, shared, { cache, changes }),
-  );
-  const plantsClient = createClient(
-    'plants',
-    clientOptions(config, 'plants', observability, shared, { cache, changes }),
+  // An area without a URL is not served: its calls are refused at once, and readiness leaves it out.
+  const area = (service: UpstreamService): UpstreamPool => {
+    const baseUrl = service === 'petstore' ? config.petstoreUrl : config.plantsUrl;
+    if (baseUrl === undefined) return unservedArea(service);
+    return createClient(service, clientOptions(config, service, baseUrl, observability, shared, { cache, changes }));
+  };
+  const [petstoreClient, plantsClient] = [area('petstore'), area('plants')];
+  const served = SERVICES.filter(
+    (service) => (service === 'petstore' ? config.petstoreUrl : config.plantsUrl) !== undefined,
   );
   // A sample of the answers is checked against the documents (UPSTREAM_CONTRACT_SAMPLE; src/contract/sampling.ts).
   const sampler = new ContractSampler({
@@ -142,7 +154,7 @@ export function createUpstreams(
     }),
     plants: createPlantsApi(budget.limit(plants, scope)),
   });
-  return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes, cache };
+  return { petstore: petstoreClient, plants: plantsClient, served, upstreamsFor, changes, cache };
 }
 
 const same = (client: UpstreamClient) => client;

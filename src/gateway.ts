@@ -355,10 +355,15 @@ function gatewayPlugins(
       useOperationsEndpoints({
         metrics: observability.metrics,
         readiness: () =>
-          checkReadiness([upstreams.petstore, upstreams.plants], config.readinessTimeoutMs, {
-            redis: shared?.redis,
-            redisRequired: config.redisRequired,
-          }),
+          // The areas this deployment serves only: one it does not serve is neither ready nor not.
+          checkReadiness(
+            upstreams.served.map((service) => upstreams[service]),
+            config.readinessTimeoutMs,
+            {
+              redis: shared?.redis,
+              redisRequired: config.redisRequired,
+            },
+          ),
       }),
     ),
   ];

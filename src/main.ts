@@ -32,6 +32,7 @@ import {
   ConfigError,
   helpText,
   loadConfig,
+  warningsOf,
   redactUrl,
   startCommand,
   type Config,
@@ -86,6 +87,13 @@ function sharedStateLine(config: Config, redis: RedisStatus | 'per worker'): str
   );
 }
 
+/** Where an area is served, as the banner says it: its URL (redacted), or that it is not served. */
+function servedAt(url: string | undefined, setting: string): string {
+  return url === undefined
+    ? `not served (${setting} is not set; its fields answer UPSTREAM_NOT_SERVED)`
+    : redactUrl(url);
+}
+
 /** The start-up banner: where everything is. */
 function banner(
   config: Config,
@@ -112,7 +120,8 @@ function banner(
     upstreams.emulator
       ? `Upstreams: embedded emulator (pet store ${upstreams.petstoreUrl}, plants ${upstreams.plantsUrl})` +
         (config.graphiql ? '; GraphiQL has demo credentials' : '')
-      : `Upstreams: pet store ${redactUrl(upstreams.petstoreUrl)}, plants ${redactUrl(upstreams.plantsUrl)}`,
+      : `Upstreams: pet store ${servedAt(upstreams.petstoreUrl, 'PETSTORE_URL')}, ` +
+        `plants ${servedAt(upstreams.plantsUrl, 'PLANTS_URL')}`,
     `Operations: ${origin}${HEALTH_PATH} (liveness), ${origin}${READINESS_PATH} (upstreams reachable)` +
       (config.metrics ? `, ${origin}${METRICS_PATH} (Prometheus)` : ''),
     `Tracing: ${tracing}`,
@@ -198,6 +207,7 @@ async function main(): Promise<void> {
   // first thing an operator's scanner flags.
   const runtime = runtimeStatus(process.versions.node, new Date());
   if (runtime.warning !== undefined) log.warn(runtime.warning);
+  for (const warning of warningsOf(config)) log.warn(warning);
   const workers = config.workers === 'auto' ? availableCores() : config.workers;
   // loadConfig has already refused a production start without upstreams (unless EMULATOR=true).
   const useEmulator = config.emulator ?? (config.petstoreUrl === undefined && config.plantsUrl === undefined);
@@ -206,8 +216,8 @@ async function main(): Promise<void> {
     ? await (await import('./emulator/server.js')).startEmulator({ recordRequests: false })
     : undefined;
   const upstreams: Upstreams = {
-    petstoreUrl: emulator?.petstoreUrl ?? config.petstoreUrl ?? '',
-    plantsUrl: emulator?.plantsUrl ?? config.plantsUrl ?? '',
+    petstoreUrl: emulator?.petstoreUrl ?? config.petstoreUrl,
+    plantsUrl: emulator?.plantsUrl ?? config.plantsUrl,
     emulator: emulator !== undefined,
   };
 

@@ -12,6 +12,7 @@ import {
   redactUrl,
   SETTINGS,
   startCommand,
+  warningsOf,
 } from '../src/config/index.js';
 
 /** One area's timeouts, in the order of the Config fields: the call deadline, then each phase. */
@@ -59,6 +60,7 @@ describe('loadConfig', () => {
       upstreamRetries: 2,
       upstreamRetryBackoffMs: 50,
       upstreamRetryBackoffMaxMs: 1000,
+      upstreamRetryBudgetPercent: 20,
       upstreamCircuitFailureRate: 50,
       upstreamCircuitMinCalls: 10,
       upstreamCircuitWindowMs: 10000,
@@ -133,6 +135,9 @@ describe('loadConfig', () => {
     ['UPSTREAM_RETRIES', '0', 'upstreamRetries', 0],
     ['UPSTREAM_RETRY_BACKOFF_MS', '25', 'upstreamRetryBackoffMs', 25],
     ['UPSTREAM_RETRY_BACKOFF_MAX_MS', '250', 'upstreamRetryBackoffMaxMs', 250],
+    ['UPSTREAM_RETRY_BUDGET_PERCENT', '10', 'upstreamRetryBudgetPercent', 10],
+    // Retired: read, but the settings that replaced it are set too, and win.
+    ['UPSTREAM_CIRCUIT_FAILURES', '6', 'upstreamCircuitFailures', 6],
     ['UPSTREAM_CIRCUIT_FAILURE_RATE', '0', 'upstreamCircuitFailureRate', 0],
     ['UPSTREAM_CIRCUIT_MIN_CALLS', '50', 'upstreamCircuitMinCalls', 50],
     ['UPSTREAM_CIRCUIT_WINDOW_MS', '30000', 'upstreamCircuitWindowMs', 30000],
@@ -331,12 +336,6 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
   it.each([
     ['PORT=abc', [], { PORT: 'abc' }, 'PORT must be an integer from 0 to 65535, got "abc"'],
     [
-      'UPSTREAM_CIRCUIT_FAILURES=5 (retired)',
-      [],
-      { UPSTREAM_CIRCUIT_FAILURES: '5' },
-      'UPSTREAM_CIRCUIT_FAILURES is no longer read: the circuit now opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS; UPSTREAM_CIRCUIT_FAILURE_RATE=0 turns it off). Unset it.',
-    ],
-    [
       'UPSTREAM_CIRCUIT_FAILURE_RATE=100',
       [],
       { UPSTREAM_CIRCUIT_FAILURE_RATE: '100' },
@@ -439,25 +438,15 @@ describe('a bad setting stops the start with a ConfigError naming it', () => {
     expect(configError(['--port'], {}).message).toMatch(/'--port/);
   });
 
-  it('PETSTORE_URL without PLANTS_URL names PLANTS_URL as missing', () => {
-    expect(configError([], { PETSTORE_URL: BOTH_URLS.PETSTORE_URL }).message).toBe(
-      'PLANTS_URL must be set too: set both upstream URLs, or neither to use the embedded emulator',
-    );
-  });
-
-  it('PLANTS_URL without PETSTORE_URL names PETSTORE_URL as missing', () => {
-    expect(configError([], { PLANTS_URL: BOTH_URLS.PLANTS_URL }).message).toMatch(/^PETSTORE_URL must be set too/);
-  });
-
-  it('NODE_ENV=production without upstream URLs names PETSTORE_URL: demo data is never served by accident', () => {
+  it('NODE_ENV=production without upstream URLs names them: demo data is never served by accident', () => {
     expect(configError([], { NODE_ENV: 'production' }).message).toBe(
-      "PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production (or set EMULATOR=true to serve the embedded emulator's demo data)",
+      "PETSTORE_URL, PLANTS_URL or both must be set when NODE_ENV=production (or set EMULATOR=true to serve the embedded emulator's demo data)",
     );
   });
 
-  it('EMULATOR=false without upstream URLs names PETSTORE_URL', () => {
+  it('EMULATOR=false without upstream URLs names them', () => {
     expect(configError([], { EMULATOR: 'false' }).message).toMatch(
-      /^PETSTORE_URL and PLANTS_URL must be set when EMULATOR=false/,
+      /^PETSTORE_URL, PLANTS_URL or both must be set when EMULATOR=false/,
     );
   });
 
@@ -561,6 +550,7 @@ describe('helpText', () => {
     ['UPSTREAM_RETRIES', '--upstream-retries'],
     ['UPSTREAM_RETRY_BACKOFF_MS', '--upstream-retry-backoff-ms'],
     ['UPSTREAM_RETRY_BACKOFF_MAX_MS', '--upstream-retry-backoff-max-ms'],
+    ['UPSTREAM_RETRY_BUDGET_PERCENT', '--upstream-retry-budget-percent'],
     ['UPLOAD_MAX_BYTES', '--upload-max-bytes'],
     ['UPLOAD_MAX_FILES', '--upload-max-files'],
     ['LOG_LEVEL', '--log-level'],
@@ -605,5 +595,137 @@ describe('loadEmulatorConfig (npm run emulator)', () => {
     expect(() => loadEmulatorConfig([], { EMULATOR_PORT: 'x' })).toThrow(
       new ConfigError('EMULATOR_PORT must be an integer from 0 to 65535, got "x"'),
     );
+  });
+});
+
+describe('either upstream URL alone', () => {
+  it.each([
+    ['PETSTORE_URL', { PETSTORE_URL: BOTH_URLS.PETSTORE_URL }],
+    ['PLANTS_URL', { PLANTS_URL: BOTH_URLS.PLANTS_URL }],
+  ] as const)('%s alone is a production configuration serving that area only', (_, urls) => {
+    const config = loadConfig([], { NODE_ENV: 'production', ...urls });
+
+    expect(config.petstoreUrl).toBe('PETSTORE_URL' in urls ? BOTH_URLS.PETSTORE_URL : undefined);
+    expect(config.plantsUrl).toBe('PLANTS_URL' in urls ? BOTH_URLS.PLANTS_URL : undefined);
+    expect(config.emulator).toBeUndefined();
+  });
+});
+
+/**
+ * Every setting the 1.0.0 release documented (docs/configuration.md of 1.0.0), with a value it
+ * documented: each keeps working until the next major release, a retired one with a warning.
+ */
+const SETTINGS_OF_1_0_0: Readonly<Record<string, string>> = {
+  HOST: '0.0.0.0',
+  PORT: '4001',
+  PETSTORE_URL: BOTH_URLS.PETSTORE_URL,
+  PLANTS_URL: BOTH_URLS.PLANTS_URL,
+  EMULATOR: 'false',
+  WORKERS: '2',
+  UPSTREAM_DEDUPE: 'false',
+  UPSTREAM_CONTRACT_SAMPLE: '0.5',
+  UPSTREAM_CACHE: 'on',
+  UPSTREAM_CACHE_MAX_ENTRIES: '500',
+  UPSTREAM_CACHE_MAX_BYTES: '1000000',
+  PETSTORE_BODY_FORMAT: 'xml',
+  PETSTORE_ACCEPT: 'xml',
+  UPSTREAM_TIMEOUT_MS: '4000',
+  UPSTREAM_CONNECT_TIMEOUT_MS: '1000',
+  UPSTREAM_HEADERS_TIMEOUT_MS: '3000',
+  UPSTREAM_BODY_TIMEOUT_MS: '3000',
+  PETSTORE_TIMEOUT_MS: '4000',
+  PETSTORE_CONNECT_TIMEOUT_MS: '1000',
+  PETSTORE_HEADERS_TIMEOUT_MS: '3000',
+  PETSTORE_BODY_TIMEOUT_MS: '3000',
+  PLANTS_TIMEOUT_MS: '4000',
+  PLANTS_CONNECT_TIMEOUT_MS: '1000',
+  PLANTS_HEADERS_TIMEOUT_MS: '3000',
+  PLANTS_BODY_TIMEOUT_MS: '3000',
+  UPSTREAM_RETRIES: '1',
+  UPSTREAM_RETRY_BACKOFF_MS: '100',
+  UPSTREAM_RETRY_BACKOFF_MAX_MS: '2000',
+  UPSTREAM_CIRCUIT_FAILURES: '5',
+  UPSTREAM_CIRCUIT_COOLDOWN_MS: '3000',
+  UPSTREAM_RETRY_AFTER_MAX_MS: '30000',
+  UPSTREAM_CONNECTIONS: '16',
+  UPSTREAM_MAX_RESPONSE_BYTES: '1000000',
+  UPLOAD_MAX_BYTES: '1000000',
+  UPLOAD_MAX_FILES: '2',
+  LOG_LEVEL: 'debug',
+  METRICS: 'false',
+  READINESS_TIMEOUT_MS: '1000',
+  OTEL_SDK_DISABLED: 'true',
+  OTEL_TRACES_EXPORTER: 'console',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example:4318',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector.example:4318/v1/traces',
+  OTEL_SERVICE_NAME: 'gateway',
+  OTEL_TRACES_SAMPLER: 'traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: '0.5',
+  GRAPHIQL: 'false',
+  SHUTDOWN_GRACE_MS: '5000',
+  NODE_ENV: 'production',
+  INTROSPECTION: 'false',
+  EXPLAIN: 'true',
+  REQUEST_MAX_BYTES: '100000',
+  RESPONSE_COMPRESSION_MIN_BYTES: '2048',
+  BATCH_MAX_OPERATIONS: '5',
+  QUERY_MAX_DEPTH: '10',
+  QUERY_MAX_ALIASES: '10',
+  QUERY_MAX_TOKENS: '2000',
+  INPUT_MAX_DEPTH: '50',
+  QUERY_MAX_DIRECTIVES: '10',
+  QUERY_MAX_COST: '2000',
+  LIST_ARGUMENT_MAX_ITEMS: '50',
+  UPSTREAM_MAX_CALLS_PER_OPERATION: '20',
+  RATE_LIMIT_PER_MINUTE: '100',
+  RATE_LIMIT_ADDRESS_PER_MINUTE: '200',
+  TRUST_PROXY_HOPS: '1',
+  CSRF_PREVENTION: 'false',
+  CORS_ORIGINS: 'https://app.example.com',
+  RESPONSE_CACHE_TTL_MS: '5000',
+  RESPONSE_CACHE_TTL_PER_TYPE: 'Inventory=0,Pet=5000',
+  APQ: 'false',
+  APQ_MAX_DOCUMENTS: '100',
+  REDIS_URL: 'redis://redis.example:6379',
+  REDIS_KEY_PREFIX: 'gw:',
+  REDIS_TIMEOUT_MS: '500',
+  REDIS_REQUIRED: 'true',
+  RATE_LIMIT_FAIL_CLOSED: 'true',
+  LIVE_QUERIES: 'true',
+  LIVE_QUERIES_MAX: '100',
+  LIVE_QUERIES_PER_CLIENT_MAX: '5',
+  LIVE_POLL_INTERVAL_MS: '5000',
+  LIVE_POLL_MAX_PER_SECOND: '10',
+};
+
+describe('the settings 1.0.0 documented', () => {
+  it('are all read, together, and the start warns of none but the retired one', () => {
+    const config = loadConfig([], SETTINGS_OF_1_0_0);
+
+    expect(config).toMatchObject({ port: 4001, upstreamRetries: 1, upstreamCircuitCooldownMs: 3000 });
+    expect(warningsOf(config)).toEqual([
+      'UPSTREAM_CIRCUIT_FAILURES is retired and will stop being read in 2.0.0: the circuit opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS). Its value is read as UPSTREAM_CIRCUIT_MIN_CALLS=5; set that instead.',
+    ]);
+  });
+
+  it('TRUSTED_DOCUMENTS, which 1.0.0 refused with GRAPHIQL=true, is read too', () => {
+    const { GRAPHIQL: _graphiql, ...others } = SETTINGS_OF_1_0_0;
+    expect(loadConfig([], { ...others, TRUSTED_DOCUMENTS: 'manifest.json' }).trustedDocuments).toBe('manifest.json');
+  });
+
+  it('UPSTREAM_CIRCUIT_FAILURES=5 is read as UPSTREAM_CIRCUIT_MIN_CALLS=5, and 0 as no breaker', () => {
+    expect(loadConfig([], { UPSTREAM_CIRCUIT_FAILURES: '5' })).toMatchObject({
+      upstreamCircuitMinCalls: 5,
+      upstreamCircuitFailureRate: 50,
+    });
+    expect(loadConfig([], { UPSTREAM_CIRCUIT_FAILURES: '0' })).toMatchObject({ upstreamCircuitFailureRate: 0 });
+    expect(loadConfig(['--upstream-circuit-failures', '7'], {})).toMatchObject({ upstreamCircuitMinCalls: 7 });
+  });
+
+  it('UPSTREAM_CIRCUIT_FAILURES gives way to the setting that replaced it, when that is set, and says so', () => {
+    const config = loadConfig([], { UPSTREAM_CIRCUIT_FAILURES: '5', UPSTREAM_CIRCUIT_MIN_CALLS: '20' });
+
+    expect(config.upstreamCircuitMinCalls).toBe(20);
+    expect(warningsOf(config)[0]).toMatch(/Its value is not used: UPSTREAM_CIRCUIT_MIN_CALLS is set\.$/);
   });
 });

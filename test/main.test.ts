@@ -250,21 +250,13 @@ describe('npm start', () => {
     }
   });
 
-  it('refuses to start with only one upstream URL set', async () => {
-    const { child, output } = start({ PETSTORE_URL: 'http://127.0.0.1:9/api/v3' });
-
-    const code = await exitCode(child);
-    expect(code).toBe(1);
-    expect(output()).toMatch(/PLANTS_URL must be set too/);
-  });
-
   it('refuses a production start without upstream URLs, naming PETSTORE_URL, rather than serve demo data', async () => {
     const { child, output } = start({ NODE_ENV: 'production', WORKERS: '1' });
 
     const code = await exitCode(child);
     expect(code).toBe(1);
     expect(output()).toMatch(
-      /Configuration error: PETSTORE_URL and PLANTS_URL must be set when NODE_ENV=production \(or set EMULATOR=true/,
+      /Configuration error: PETSTORE_URL, PLANTS_URL or both must be set when NODE_ENV=production \(or set EMULATOR=true/,
     );
   });
 
@@ -356,6 +348,83 @@ describe('npm start against upstreams', () => {
       expect(scripted().requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /api/v3/pet/1']);
     },
   );
+
+  it('serves the pet store alone in production: pets answer, createPlant answers UPSTREAM_NOT_SERVED, /readiness is 200', async () => {
+    scripted().answer((request) => (request.url === '/api/v3' ? json(404, {}) : json(200, PET_1)));
+    const { output, url } = await startAgainst({ NODE_ENV: 'production', WORKERS: '1', PLANTS_URL: '' });
+
+    const pet = await postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'key-1' });
+    const plant = await postGraphQL(
+      url,
+      'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+      {},
+      { authorization: 'Bearer token-1' },
+    );
+    const readiness = await fetch(new URL('/readiness', url));
+
+    expect(pet).toEqual({ status: 200, data: { pet: { name: 'Cat 1' } } });
+    expect(plant.status).toBe(200);
+    expect(plant.errors?.[0]?.extensions).toEqual({
+      code: 'UPSTREAM_NOT_SERVED',
+      upstream: { service: 'plants', operation: 'createPlant' },
+    });
+    expect(plant.errors?.[0]?.message).toBe(
+      'the plant area is not served by this gateway (no upstream is configured for it)',
+    );
+    expect(readiness.status).toBe(200);
+    expect(Object.keys(((await readiness.json()) as { upstreams: object }).upstreams)).toEqual(['petstore']);
+    // The pet was asked of the pet store with its credential; the plant area was never called.
+    expect(
+      scripted()
+        .requests.filter((request) => request.url !== '/api/v3')
+        .map((request) => [request.method, request.url, request.headers['api_key']]),
+    ).toEqual([['GET', '/api/v3/pet/1', 'key-1']]);
+    expect(output()).toContain(
+      `Upstreams: pet store ${scripted().url}/api/v3, plants not served (PLANTS_URL is not set; its fields answer UPSTREAM_NOT_SERVED)`,
+    );
+  });
+
+  it('serves the plant area alone in production: plants answer, pets answer UPSTREAM_NOT_SERVED, /readiness is 200', async () => {
+    scripted().answer((request) => (request.method === 'POST' ? json(200, { id: 1, name: 'Fern' }) : json(404, {})));
+    const { url } = await startAgainst({ NODE_ENV: 'production', WORKERS: '1', PETSTORE_URL: '' });
+
+    const plant = await postGraphQL(
+      url,
+      'mutation { createPlant(input: { id: 1, name: "Fern" }) { name } }',
+      {},
+      { authorization: 'Bearer token-1' },
+    );
+    const pet = await postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'key-1' });
+    const readiness = await fetch(new URL('/readiness', url));
+
+    expect(plant).toEqual({ status: 200, data: { createPlant: { name: 'Fern' } } });
+    expect(pet.status).toBe(200);
+    expect(pet.data).toEqual({ pet: null });
+    expect(pet.errors?.[0]?.extensions).toEqual({
+      code: 'UPSTREAM_NOT_SERVED',
+      upstream: { service: 'petstore', operation: 'getPetById' },
+    });
+    expect(readiness.status).toBe(200);
+    expect(Object.keys(((await readiness.json()) as { upstreams: object }).upstreams)).toEqual(['plants']);
+    const calls = scripted().requests.filter((request) => request.url !== '/');
+    expect(calls.map((request) => [request.method, request.url, request.headers['authorization']])).toEqual([
+      ['POST', '/plants', 'Bearer token-1'],
+    ]);
+  });
+
+  it('starts with the retired UPSTREAM_CIRCUIT_FAILURES=5, warning of what replaced it and how its value is read', async () => {
+    const { output, url } = await startAgainst({ UPSTREAM_CIRCUIT_FAILURES: '5', LOG_LEVEL: 'warn' });
+    scripted().answer(json(200, PET_1));
+
+    expect(await postGraphQL(url, '{ pet(id: 1) { name } }', {}, { api_key: 'key-1' })).toEqual({
+      status: 200,
+      data: { pet: { name: 'Cat 1' } },
+    });
+    expect(output()).toContain(
+      'UPSTREAM_CIRCUIT_FAILURES is retired and will stop being read in 2.0.0: the circuit opens on a failure rate over a window',
+    );
+    expect(output()).toContain('Its value is read as UPSTREAM_CIRCUIT_MIN_CALLS=5; set that instead.');
+  });
 
   it('says which upstream URLs it uses (without their credentials), and offers GraphiQL no demo credentials', async () => {
     const { output } = await startAgainst({

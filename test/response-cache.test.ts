@@ -10,6 +10,12 @@ import { fakeClock } from './helpers/clock.js';
 import { ALL_CREDENTIALS, API_KEY, BEARER, expectedGet, summary, useStack } from './helpers/stack.js';
 
 const PET = 'query ($id: ID!) { pet(id: $id) { id name status } }';
+const INVENTORY = '{ inventory { entries { status quantity } } }';
+/** The `placed` quantity of an inventory answer. */
+const placed = (result: { data?: Record<string, unknown> | null }) =>
+  (result.data?.['inventory'] as { entries: { status: string; quantity: number }[] }).entries.find(
+    (entry) => entry.status === 'placed',
+  )?.quantity;
 const OTHER_CALLER = { authorization: 'Bearer another-callers-token', api_key: 'another-callers-key' };
 
 describe('with RESPONSE_CACHE_TTL_MS set', () => {
@@ -110,6 +116,77 @@ describe('with RESPONSE_CACHE_TTL_MS set', () => {
 
     expect(after.data).toEqual({ pet: null });
     expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/pet/3']);
+  });
+
+  it("counts a caller's own order in the inventory: placeOrder drops the kept inventory", async () => {
+    const before = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+    const order = await stack.gql(
+      'mutation { placeOrder(input: { petId: "1", quantity: 1, status: "placed" }) { status quantity } }',
+      {},
+      ALL_CREDENTIALS,
+    );
+    expect(order).toEqual({ status: 200, data: { placeOrder: { status: 'placed', quantity: 1 } } });
+    stack.upstream();
+
+    const after = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+
+    expect(placed(before)).toBe(100);
+    expect(placed(after)).toBe(101);
+    expect(stack.upstream().map(summary)).toEqual([expectedGet('/api/v3/store/inventory', 'api_key')]);
+  });
+
+  it('fetches the inventory again after a pet was added or deleted, which the inventory of a pet store counts', async () => {
+    for (const write of [
+      'mutation { addPet(input: { id: 78, name: "New", status: AVAILABLE }) { id } }',
+      'mutation { deletePet(id: 78) }',
+    ]) {
+      await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+      expect((await stack.gql(write, {}, ALL_CREDENTIALS)).errors).toBeUndefined();
+      stack.upstream();
+
+      const after = await stack.gql(INVENTORY, {}, ALL_CREDENTIALS);
+
+      expect(placed(after)).toBe(100);
+      expect(stack.upstream().map(summary)).toEqual([expectedGet('/api/v3/store/inventory', 'api_key')]);
+    }
+  });
+
+  it("shows a pet's new status in the lists of its old and new status", async () => {
+    const list = '{ sold: petsByStatus(status: [SOLD]) { id } available: petsByStatus(status: [AVAILABLE]) { id } }';
+    const before = await stack.gql(list, {}, ALL_CREDENTIALS);
+    await stack.gql('mutation { updatePetWithForm(id: 1, status: SOLD) { id } }', {}, ALL_CREDENTIALS);
+    stack.upstream();
+
+    const after = await stack.gql(list, {}, ALL_CREDENTIALS);
+
+    const ids = (result: typeof after, key: string) => (result.data?.[key] as { id: string }[]).map(({ id }) => id);
+    expect(ids(before, 'available')).toContain('1');
+    expect(ids(after, 'available')).not.toContain('1');
+    expect(ids(after, 'sold')).toEqual([...ids(before, 'sold'), '1']);
+    expect(stack.upstream().map((request) => `${request.path}?${request.query}`)).toEqual([
+      '/api/v3/pet/findByStatus?status=sold',
+      '/api/v3/pet/findByStatus?status=available',
+    ]);
+  });
+
+  it('shows a user created after a kept answer for users', async () => {
+    const query = '{ user(username: "user1") { username } }';
+    await stack.gql(query, {}, ALL_CREDENTIALS);
+    const created = await stack.gql(
+      'mutation { createUser(input: { username: "newcomer", firstName: "New" }) { username } }',
+      {},
+      ALL_CREDENTIALS,
+    );
+    expect(created.data).toEqual({ createUser: { username: 'newcomer' } });
+    stack.upstream();
+
+    const user = await stack.gql('{ user(username: "newcomer") { username firstName } }', {}, ALL_CREDENTIALS);
+    const again = await stack.gql(query, {}, ALL_CREDENTIALS);
+
+    expect(user.data).toEqual({ user: { username: 'newcomer', firstName: 'New' } });
+    expect(again.data).toEqual({ user: { username: 'user1' } });
+    // The users kept were dropped with the write: both asked of the upstream again.
+    expect(stack.upstream().map((request) => request.path)).toEqual(['/api/v3/user/newcomer', '/api/v3/user/user1']);
   });
 
   it("answers a revalidation naming the kept answer's ETag with a 304 and no body, without an upstream call", async () => {

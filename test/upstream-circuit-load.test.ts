@@ -53,18 +53,27 @@ afterAll(async () => {
   }
 });
 
-/** `count` queries for pets 1 to 20 in turn, `CONCURRENCY` at a time: every answer, in order. */
-async function load(gateway: ObservedGateway, count: number): Promise<GraphQLResponse[]> {
+/** The credentials of tenant `n`: a bearer token and an api_key of its own. */
+const tenantOf = (n: number) => ({ authorization: `Bearer tenant-${n}-token`, api_key: `tenant-${n}-key` });
+
+/**
+ * `count` queries for pets 1 to 20 in turn, `CONCURRENCY` at a time, each with the credentials
+ * `credentials` gives it (default: 20 tenants in turn): every answer, in order.
+ */
+async function load(
+  gateway: ObservedGateway,
+  count: number,
+  credentials: (index: number) => Record<string, string> = (index) => tenantOf(index % 20),
+): Promise<GraphQLResponse[]> {
   const answers: GraphQLResponse[] = [];
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const index = next;
       next += 1;
-      // Different pets and tenants, so that concurrent queries do not share one call (UPSTREAM_DEDUPE),
-      // and the failures are everyone's.
-      const tenant = { authorization: `Bearer tenant-${index % 20}-token`, api_key: `tenant-${index % 20}-key` };
-      answers[index] = await gateway.gql(`{ pet(id: ${(index % 20) + 1}) { id name } }`, {}, tenant);
+      // Different pets (and by default tenants), so that concurrent queries do not share one call
+      // (UPSTREAM_DEDUPE), and the failures are everyone's.
+      answers[index] = await gateway.gql(`{ pet(id: ${(index % 20) + 1}) { id name } }`, {}, credentials(index));
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -143,5 +152,87 @@ describe('an upstream that fails, then recovers, under load', () => {
     expect(withBreaker.gateway.log.text().split('circuit open')).toHaveLength(opened);
     const after = await load(withBreaker.gateway, 50);
     expect(new Set(after.map(outcome))).toEqual(new Set(['data']));
+  });
+});
+
+/**
+ * One caller (a backend calling with one service credential) with the default circuit, retries
+ * and retry budget; the cool-down is 1 s, as above.
+ */
+describe('one caller, an upstream that answers 503 to everything, then recovers', () => {
+  let lone: Side;
+  beforeAll(async () => {
+    const upstream = await startScriptedUpstream();
+    const gateway = await serveObserved(scriptedUpstreams(upstream.url), {
+      upstreamCircuitFailureRate: 50,
+      upstreamCircuitCooldownMs: COOLDOWN_MS,
+    });
+    lone = { upstream, gateway };
+  });
+  afterAll(async () => {
+    await lone?.gateway.close();
+    await lone?.upstream.close();
+  });
+
+  it('makes at most 30 upstream calls for 100 queries, answers each with a code, and answers data within one cool-down of recovery', async () => {
+    lone.upstream.answer(DOWN);
+
+    const answers = await load(lone.gateway, 100, () => ALL_CREDENTIALS);
+
+    expect(new Set(answers.map(outcome))).toEqual(new Set(['UPSTREAM_UNAVAILABLE']));
+    expect(petCalls(lone.upstream).length).toBeLessThanOrEqual(30);
+    // Each call carried the caller's credential, as its operation declares (getPetById: either one).
+    expect(new Set(petCalls(lone.upstream).map((request) => request.headers['api_key']))).toEqual(
+      new Set([ALL_CREDENTIALS.api_key]),
+    );
+    lone.upstream.answer(json(200, PET_1));
+    await until(async () => (await petstoreReadiness(lone.gateway)).circuit === 'half-open', 'the cool-down to end');
+    expect(await lone.gateway.gql('{ pet(id: 1) { id name } }', {}, ALL_CREDENTIALS)).toEqual({
+      status: 200,
+      data: { pet: { id: '1', name: 'Cat 1' } },
+    });
+    expect((await petstoreReadiness(lone.gateway)).circuit).toBe('closed');
+  });
+});
+
+describe('callers without a credential, an upstream that answers 503 to everything', () => {
+  it('are shielded as one caller that counts as many: 100 queries make at most 30 upstream calls', async () => {
+    const upstream = await startScriptedUpstream();
+    const gateway = await serveObserved(scriptedUpstreams(upstream.url), { upstreamCircuitFailureRate: 50 });
+    try {
+      upstream.answer(DOWN);
+      const answers = await load(gateway, 100, () => ({}));
+
+      expect(new Set(answers.map(outcome))).toEqual(new Set(['UPSTREAM_UNAVAILABLE']));
+      expect(petCalls(upstream).length).toBeLessThanOrEqual(30);
+      expect(petCalls(upstream).every((request) => request.headers['api_key'] === undefined)).toBe(true);
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+  });
+});
+
+describe("two tenants, an upstream that fails only tenant A's key", () => {
+  it('leaves tenant B at least 90% of its answers with data', async () => {
+    const upstream = await startScriptedUpstream();
+    const gateway = await serveObserved(scriptedUpstreams(upstream.url), { upstreamCircuitFailureRate: 50 });
+    try {
+      const [a, b] = [tenantOf(0), tenantOf(1)];
+      upstream.answer((request) => (request.headers['api_key'] === a.api_key ? DOWN : json(200, PET_1)));
+      const answers = await load(gateway, 200, (index) => (index % 2 === 0 ? a : b));
+      const tenantB = answers.filter((_, index) => index % 2 === 1);
+
+      expect(tenantB.filter((answer) => outcome(answer) === 'data').length).toBeGreaterThanOrEqual(90);
+      expect(new Set(answers.filter((_, index) => index % 2 === 0).map(outcome))).toEqual(
+        new Set(['UPSTREAM_UNAVAILABLE']),
+      );
+      expect(
+        petCalls(upstream).filter((request) => request.headers['api_key'] === b.api_key).length,
+      ).toBeGreaterThanOrEqual(90);
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
   });
 });

@@ -2,9 +2,10 @@
  * The circuit breaker of each upstream area (`src/upstream/circuit.ts`), seen by a GraphQL
  * caller and by the upstream. Over a sliding window with a minimum of calls, when more than the
  * configured share of them failed for want of the upstream (connection errors, timeouts, 502,
- * 503, 504) and from more than one caller, the area is not called, and queries fail at once with
- * UPSTREAM_UNAVAILABLE and `retryAfter`; a 4xx counts as a success and a 500 for nothing, so no
- * single caller can open it. After the cool-down (longer when a 503 asked for it with
+ * 503, 504), the area is not called, and queries fail at once with UPSTREAM_UNAVAILABLE and
+ * `retryAfter`: for everyone when the failures came from more than one caller, for one caller
+ * only when it was the window's only caller; a 4xx counts as a success and a 500 for nothing, so
+ * no single caller can open it for others. After the cool-down (longer when a 503 asked for it with
  * Retry-After) one trial call goes through while the others still fail at once; its success
  * closes the circuit, its failure opens it again. A call shared by several callers counts once.
  * `upstream_circuit_state` and /readiness follow the state. With REDIS_URL, a circuit opened on
@@ -116,7 +117,7 @@ describe('an area whose calls fail', () => {
     expect(upstream().requests.map((request) => `${request.method} ${request.url}`)).toContain('POST /plants');
   });
 
-  it("cannot be opened by one caller: ten of its failing calls leave other callers' queries answered", async () => {
+  it("opens for a lone caller's failures, for that caller only: its queries fail at once, another caller's are still answered", async () => {
     fakeClock({ date: true });
     const gateway = await serve();
     upstream().answer((request) => (request.headers['api_key'] === 'tenant-0-key' ? DOWN : json(200, PET_1)));
@@ -125,14 +126,69 @@ describe('an area whose calls fail', () => {
     for (let index = 0; index < 10; index += 1) own.push(await ask(gateway, 0));
     const other = await ask(gateway, 1);
 
-    expect(new Set(own.map((result) => extensionsOf(result)?.[0]?.['code']))).toEqual(
-      new Set(['UPSTREAM_UNAVAILABLE']),
+    // The window's minimum (3 calls) reached the upstream; the other 7 were refused at once.
+    expect(own.map((result) => extensionsOf(result)?.[0]?.['code'])).toEqual(Array(10).fill('UPSTREAM_UNAVAILABLE'));
+    expect(own.slice(3).map((result) => extensionsOf(result)?.[0])).toEqual(Array(7).fill(circuitOpen(5)));
+    expect(own[3]?.errors?.[0]?.message).toMatch(
+      /^petstore is unavailable \(circuit open: most of the recent calls with this credential failed\)/,
     );
-    // Each of its calls was sent: the circuit stayed closed.
-    expect(own.every((result) => result.errors?.[0]?.extensions?.['retryAfter'] === undefined)).toBe(true);
     expect(other).toEqual(PET_ANSWER);
-    expect(petCalls()).toHaveLength(11);
+    expect(petCalls().map((request) => request.headers['api_key'])).toEqual([
+      'tenant-0-key',
+      'tenant-0-key',
+      'tenant-0-key',
+      'tenant-1-key',
+    ]);
+    // The area's circuit, as metrics and /readiness show it, is open: its only caller's calls fail.
+    expect(await circuitMetric(gateway)).toBe(2);
+    // After the cool-down the lone caller's trial call goes through, and its success closes the circuit.
+    await vi.advanceTimersByTimeAsync(5000);
+    upstream().answer(json(200, PET_1));
+    expect(await ask(gateway, 0)).toEqual(PET_ANSWER);
     expect(await circuitMetric(gateway)).toBe(0);
+  });
+
+  it("cannot be opened by one caller while others call: one tenant's failing calls leave the other's answered, and both called", async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    upstream().answer((request) => (request.headers['api_key'] === 'tenant-0-key' ? DOWN : json(200, PET_1)));
+
+    const own = [];
+    const other = [];
+    for (let index = 0; index < 10; index += 1) {
+      own.push(await ask(gateway, 0));
+      other.push(await ask(gateway, 1));
+    }
+
+    // Each of its calls was sent: the circuit stayed closed.
+    expect(own.every((result) => extensionsOf(result)?.[0]?.['code'] === 'UPSTREAM_UNAVAILABLE')).toBe(true);
+    expect(own.every((result) => result.errors?.[0]?.extensions?.['retryAfter'] === undefined)).toBe(true);
+    expect(other).toEqual(Array(10).fill(PET_ANSWER));
+    expect(petCalls()).toHaveLength(20);
+    expect(await circuitMetric(gateway)).toBe(0);
+  });
+
+  it("opens for everyone once a second caller fails beside a lone caller's open circuit", async () => {
+    fakeClock({ date: true });
+    const gateway = await serve();
+    upstream().answer(DOWN);
+    for (let index = 0; index < 3; index += 1) await ask(gateway, 0);
+
+    const second = await ask(gateway, 1);
+    const third = await ask(gateway, 2);
+
+    // The second caller's call was made, and failed: now no caller's call is.
+    expect(extensionsOf(second)).toEqual([
+      { code: 'UPSTREAM_UNAVAILABLE', upstream: { service: 'petstore', operation: 'getPetById', status: 503 } },
+    ]);
+    expect(extensionsOf(third)).toEqual([circuitOpen(5)]);
+    expect(third.errors?.[0]?.message).toMatch(/\(circuit open: most of its recent calls failed\)/);
+    expect(petCalls().map((request) => request.headers['api_key'])).toEqual([
+      'tenant-0-key',
+      'tenant-0-key',
+      'tenant-0-key',
+      'tenant-1-key',
+    ]);
   });
 
   it("does not count a 500: ten queries that make the upstream answer 500 leave other callers' queries answered", async () => {

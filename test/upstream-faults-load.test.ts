@@ -17,6 +17,7 @@ import {
   type FaultyUpstreamOptions,
 } from './helpers/faulty-upstream.js';
 import { serveObserved, timeoutsSetBy, type ObservedGateway } from './helpers/stack.js';
+import { RETRY_BUDGET_FLOOR } from '../src/upstream/retry-budget.js';
 
 const CLIENTS = 20;
 const QUERIES = 400;
@@ -76,5 +77,22 @@ describe('an upstream that sheds 3% of calls with 503 and Retry-After: 1', () =>
     expect(result.clean / result.answers).toBeGreaterThanOrEqual(0.8);
     // Every query was asked of the upstream (none refused for another's 503), retries besides.
     expect(upstream.counts.calls).toBeGreaterThanOrEqual(QUERIES);
+  });
+});
+
+describe('one caller, an upstream that fails 40% of calls at random with 503 (no Retry-After)', () => {
+  it("makes at most 1.3 upstream calls per query (plus the budget's floor): retries stay within the retry budget", async () => {
+    const { upstream, gateway } = await faultyStack({ faultRate: 0.4, faults: ['status-503'], seed: 5 });
+    const queries = 300;
+
+    const result = await runFaultLoad(gateway.url, 1, { more: (sent) => sent < queries });
+
+    expect(result).toMatchObject({ answers: queries, serverErrors: 0, dropped: 0, uncoded: 0, leaked: 0 });
+    expect(Object.keys(result.codes)).toEqual(['UPSTREAM_UNAVAILABLE']);
+    expect(upstream.counts.calls).toBeLessThanOrEqual(queries * 1.3 + RETRY_BUDGET_FLOOR);
+    // Retries were made, and those past the budget refused and counted.
+    expect(upstream.counts.calls).toBeGreaterThan(queries);
+    const metrics = await (await fetch(new URL('/metrics', gateway.url))).text();
+    expect(metrics).toMatch(/^upstream_retries_refused_total\{service="petstore",operation="getPetById"\} [1-9]\d*$/m);
   });
 });

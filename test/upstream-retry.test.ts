@@ -2,12 +2,14 @@
  * The retry policy of one upstream call (`src/upstream/retry.ts`), on its own: tries made by a
  * stub transport, time on a fake clock. A GET that failed transiently is tried again after its
  * backoff or a 503's Retry-After, whichever is longer; a write never is; no retry starts at or
- * after the deadline, once the circuit has opened, or while a 429 holds the caller back.
+ * after the deadline, once the circuit has opened, while a 429 holds the caller back, or past
+ * the area's retry budget.
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { UpstreamRequest } from '../src/upstream/call.js';
 import { UpstreamError } from '../src/upstream/failure.js';
 import { withRetries, type RetryEvent, type RetryPolicy } from '../src/upstream/retry.js';
+import { RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW_MS, RetryBudget } from '../src/upstream/retry-budget.js';
 import type { Attempt, CallLimits } from '../src/upstream/transport.js';
 import { fakeClock, tracked, until } from './helpers/clock.js';
 
@@ -28,15 +30,23 @@ function failedTry(status: number, retryAfterMs?: number, transient = status >= 
 }
 
 /** Runs `call` through withRetries with the tries given in turn; returns its outcome and what happened. */
-function run(call: UpstreamRequest, tries: Attempt[], options: { deadlineMs?: number; admits?: () => boolean } = {}) {
+function run(
+  call: UpstreamRequest,
+  tries: Attempt[],
+  options: { deadlineMs?: number; admits?: () => boolean; budget?: RetryBudget } = {},
+) {
   const events: RetryEvent[] = [];
   const sent: number[] = [];
+  const refused: string[] = [];
   const policy: RetryPolicy = {
     service: 'petstore',
     retries: 2,
     backoffMs: 100,
     backoffMaxMs: 1000,
     onRetry: (event) => events.push(event),
+    // Without a budget unless the test gives one.
+    budget: options.budget ?? new RetryBudget(0),
+    onRetryRefused: ({ operation }) => refused.push(operation),
   };
   const limits: CallLimits = {
     signal: new AbortController().signal,
@@ -54,7 +64,7 @@ function run(call: UpstreamRequest, tries: Attempt[], options: { deadlineMs?: nu
       admits: options.admits ?? (() => true),
     }).catch((error: unknown) => error),
   );
-  return { outcome, events, sent, hold: (error: UpstreamError) => (held = error) };
+  return { outcome, events, sent, refused, hold: (error: UpstreamError) => (held = error) };
 }
 
 describe('withRetries', () => {
@@ -120,5 +130,47 @@ describe('withRetries', () => {
     }
 
     expect(await outcome).toMatchObject({ status: 504, retries: 2, message: 'status 504 (after 2 retries)' });
+  });
+
+  it("makes no retry past the area's budget: the call fails as its last attempt did, and the refusal is counted", async () => {
+    fakeClock({ date: true });
+    const budget = new RetryBudget(20);
+    // Retries may reach the floor (10) plus 20% of the calls: the 13th call's retry is the 13th
+    // (10 + 2.6 allowed before it), the 14th call's would be the 14th (10 + 2.8 allowed): refused.
+    const retried = [];
+    for (let index = 0; index < 13; index += 1) {
+      const call = run(GET, [failedTry(503)], { budget });
+      await until(() => call.events.length === 1, 'the retry to be scheduled');
+      await vi.advanceTimersToNextTimerAsync();
+      retried.push(await call.outcome);
+    }
+    const spent = run(GET, [failedTry(503)], { budget });
+
+    expect(retried.every((outcome) => 'response' in (outcome as object))).toBe(true);
+    expect(await spent.outcome).toMatchObject({ failure: 'status', status: 503, retries: 0 });
+    expect([spent.sent.length, spent.events.length, spent.refused]).toEqual([1, 0, ['getPetById']]);
+    // The window moves on: its calls and retries forgotten, the floor is there again.
+    await vi.advanceTimersByTimeAsync(RETRY_BUDGET_WINDOW_MS);
+    const later = run(GET, [failedTry(503)], { budget });
+    await until(() => later.events.length === 1, 'the retry to be scheduled');
+    await vi.advanceTimersToNextTimerAsync();
+    expect(await later.outcome).toMatchObject({ retries: 1 });
+  });
+
+  it('retries a lone failure of a quiet gateway (the floor), and every failure with UPSTREAM_RETRY_BUDGET_PERCENT=0', async () => {
+    fakeClock({ date: true });
+    const quiet = run(GET, [failedTry(502)], { budget: new RetryBudget(20) });
+    await until(() => quiet.events.length === 1, 'the retry to be scheduled');
+    await vi.advanceTimersToNextTimerAsync();
+    expect(await quiet.outcome).toMatchObject({ retries: 1 });
+
+    const unbudgeted = new RetryBudget(0);
+    for (let index = 0; index < RETRY_BUDGET_FLOOR * 3; index += 1) {
+      const call = run(GET, [failedTry(502)], { budget: unbudgeted });
+      await until(() => call.events.length === 1, 'the retry to be scheduled');
+      await vi.advanceTimersToNextTimerAsync();
+      expect(await call.outcome).toMatchObject({ retries: 1 });
+      expect(call.refused).toEqual([]);
+    }
   });
 });

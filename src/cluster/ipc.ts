@@ -9,7 +9,13 @@ import type { BucketRule, RateLimitStore, Take } from '../security/rate-limit-st
 import { ShortLivedTable } from '../short-lived-table.js';
 
 /** Primary → worker: build the gateway on these upstreams and listen. */
-export type StartMessage = { type: 'gateway:start'; petstoreUrl: string; plantsUrl: string; emulator: boolean };
+export type StartMessage = {
+  type: 'gateway:start';
+  /** unset: the area is not served */
+  petstoreUrl?: string;
+  plantsUrl?: string;
+  emulator: boolean;
+};
 /** Worker → primary: listening for the start message (a message sent before a listener exists is lost). */
 export type ReadyMessage = { type: 'gateway:ready' };
 /** Worker → primary: listening on this port. */

@@ -7,7 +7,7 @@ import type { UpstreamService } from '../upstream/failure.js';
 import type { UpstreamClientOptions } from '../upstream/http.js';
 import type { Config } from './settings.js';
 
-/** The settings an upstream client reads, with both areas' URLs resolved (to the emulator's when it serves). */
+/** The settings an upstream client reads (its base URL is given apart: an area without one is not served). */
 type UpstreamClientSource = Pick<
   Config,
   | 'upstreamConnections'
@@ -16,29 +16,34 @@ type UpstreamClientSource = Pick<
   | 'upstreamRetries'
   | 'upstreamRetryBackoffMs'
   | 'upstreamRetryBackoffMaxMs'
+  | 'upstreamRetryBudgetPercent'
   | 'upstreamCircuitFailureRate'
   | 'upstreamCircuitMinCalls'
   | 'upstreamCircuitWindowMs'
   | 'upstreamCircuitCooldownMs'
   | 'upstreamRetryAfterMaxMs'
   | 'upstreamDedupe'
-> &
-  Readonly<Record<`${UpstreamService}Url`, string>>;
+>;
 
 /**
  * The options of one area's upstream client that its configuration gives: its URL and its own
  * timeouts, the shared pool size, cap, retry policy, circuit breaker and call sharing. Tests that
  * build a client alone take theirs from here, so that the defaults stay those of the settings.
  */
-export function upstreamClientSettings(config: UpstreamClientSource, service: UpstreamService): UpstreamClientOptions {
+export function upstreamClientSettings(
+  config: UpstreamClientSource,
+  service: UpstreamService,
+  baseUrl: string,
+): UpstreamClientOptions {
   return {
-    baseUrl: service === 'petstore' ? config.petstoreUrl : config.plantsUrl,
+    baseUrl,
     connections: config.upstreamConnections,
     timeouts: config.upstreamTimeouts[service],
     maxResponseBytes: config.upstreamMaxResponseBytes,
     retries: config.upstreamRetries,
     retryBackoffMs: config.upstreamRetryBackoffMs,
     retryBackoffMaxMs: config.upstreamRetryBackoffMaxMs,
+    retryBudgetPercent: config.upstreamRetryBudgetPercent,
     circuit: {
       failureRate: config.upstreamCircuitFailureRate,
       minCalls: config.upstreamCircuitMinCalls,

@@ -17,6 +17,6 @@ export { changedSettings, redactUrl } from './banner.js';
 export { closestName, flagName, helpText, startCommand } from './command-line.js';
 export { EMULATOR_SETTINGS } from './emulator.js';
 export { redisSettings, upstreamClientSettings } from './grouped.js';
-export { loadConfig, loadEmulatorConfig } from './load.js';
+export { loadConfig, loadEmulatorConfig, warningsOf } from './load.js';
 export { ConfigError, type UpstreamCacheSetting } from './parse.js';
 export { SETTING_GROUPS, SETTINGS, type Config } from './settings.js';

@@ -64,8 +64,8 @@ export function loadConfig(
   argv: readonly string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,
 ): Config {
-  checkRetired(env);
-  const set = graphiqlChecked(readSettings(SETTINGS, argv, env), argv, env);
+  const warnings: string[] = [];
+  const set = retiredRead(graphiqlChecked(readSettings(SETTINGS, argv, env), argv, env), argv, env, warnings);
   checkUpstreams(set);
   checkUpstreamCache(set);
   const {
@@ -104,21 +104,43 @@ export function loadConfig(
     }),
   });
   settingsAsSet.set(config, set);
+  startWarnings.set(config, warnings);
   return config;
 }
 
-/** Settings no longer read, and what replaced them: set, they stop the start rather than be ignored. */
-const RETIRED: Readonly<Record<string, string>> = {
-  UPSTREAM_CIRCUIT_FAILURES:
-    'the circuit now opens on a failure rate over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, ' +
-    'UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS; UPSTREAM_CIRCUIT_FAILURE_RATE=0 turns it off)',
-};
+/** What the start should warn of, for each configuration loadConfig returned. */
+const startWarnings = new WeakMap<Config, readonly string[]>();
 
-function checkRetired(env: NodeJS.ProcessEnv): void {
-  for (const [name, replacement] of Object.entries(RETIRED)) {
-    if (env[name] !== undefined && env[name] !== '')
-      throw new ConfigError(`${name} is no longer read: ${replacement}. Unset it.`);
-  }
+/** The warnings of a configuration loadConfig returned (a retired setting read): the start logs each. */
+export function warningsOf(config: Config): readonly string[] {
+  return startWarnings.get(config) ?? [];
+}
+
+/** Whether the setting of variable `env` was given, as a flag or in the environment. */
+function given(name: string, argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  const flag = flagName(name);
+  return (env[name] ?? '') !== '' || argv.some((arg) => arg === flag || arg.startsWith(`${flag}=`));
+}
+
+/**
+ * Settings a release documented and a later one retired: still read until the next major
+ * release, each as the settings that replaced it say, with a warning naming them. A replacing
+ * setting given itself wins.
+ */
+function retiredRead(set: SettingsAsSet, argv: readonly string[], env: NodeJS.ProcessEnv, warnings: string[]) {
+  const failures = set.upstreamCircuitFailures;
+  if (failures === undefined) return set;
+  const replacing = failures === 0 ? 'UPSTREAM_CIRCUIT_FAILURE_RATE' : 'UPSTREAM_CIRCUIT_MIN_CALLS';
+  const meant =
+    failures === 0 ? 'UPSTREAM_CIRCUIT_FAILURE_RATE=0 (no breaker)' : `UPSTREAM_CIRCUIT_MIN_CALLS=${failures}`;
+  const overridden = given(replacing, argv, env);
+  warnings.push(
+    'UPSTREAM_CIRCUIT_FAILURES is retired and will stop being read in 2.0.0: the circuit opens on a failure rate ' +
+      'over a window (UPSTREAM_CIRCUIT_FAILURE_RATE, UPSTREAM_CIRCUIT_MIN_CALLS, UPSTREAM_CIRCUIT_WINDOW_MS). ' +
+      (overridden ? `Its value is not used: ${replacing} is set.` : `Its value is read as ${meant}; set that instead.`),
+  );
+  if (overridden) return set;
+  return failures === 0 ? { ...set, upstreamCircuitFailureRate: 0 } : { ...set, upstreamCircuitMinCalls: failures };
 }
 
 /**
@@ -149,7 +171,10 @@ function checkUpstreamCache(set: Pick<SettingsAsSet, 'upstreamCache' | 'workers'
   );
 }
 
-/** Refuses upstream URLs set by halves, and a start without upstreams where demo data must not be served. */
+/**
+ * Refuses a start without upstreams where demo data must not be served. Either URL may be set
+ * alone: the gateway then serves that area, and the other's fields answer UPSTREAM_NOT_SERVED.
+ */
 function checkUpstreams(set: Pick<SettingsAsSet, 'emulator' | 'petstoreUrl' | 'plantsUrl' | 'nodeEnv'>): void {
   if (set.emulator === true) return;
   const neither = set.petstoreUrl === undefined && set.plantsUrl === undefined;
@@ -157,14 +182,8 @@ function checkUpstreams(set: Pick<SettingsAsSet, 'emulator' | 'petstoreUrl' | 'p
     // Demo data must never be served by a production deployment that forgot its upstreams.
     const when = set.emulator === false ? 'when EMULATOR=false' : 'when NODE_ENV=production';
     throw new ConfigError(
-      `PETSTORE_URL and PLANTS_URL must be set ${when} ` +
+      `PETSTORE_URL, PLANTS_URL or both must be set ${when} ` +
         "(or set EMULATOR=true to serve the embedded emulator's demo data)",
-    );
-  }
-  if ((set.petstoreUrl === undefined) !== (set.plantsUrl === undefined)) {
-    const missing = set.petstoreUrl === undefined ? 'PETSTORE_URL' : 'PLANTS_URL';
-    throw new ConfigError(
-      `${missing} must be set too: set both upstream URLs, or neither to use the embedded emulator`,
     );
   }
 }

@@ -36,6 +36,21 @@ export const UPSTREAM_SAFETY_SETTINGS = [
     parse: integer(1, 600_000),
   },
   {
+    key: 'upstreamRetryBudgetPercent',
+    env: 'UPSTREAM_RETRY_BUDGET_PERCENT',
+    default: '20',
+    description:
+      "share of an area's calls, in percent, that retries may add over 10 s, beyond 10 retries every 10 s " +
+      '(0: no budget)',
+    details:
+      "the share (0–100) of one area's calls over the last 10 s that retries may add, in percent, beyond a " +
+      'floor of 10 retries every 10 s so that a quiet gateway still retries a lone failure; counted per ' +
+      'process. A retry past the budget is not made: the call fails as its last attempt did (same code), and ' +
+      '`upstream_retries_refused_total` counts it. Retries multiply the load of an upstream that fails many ' +
+      'calls, just when it struggles. `0`: no budget, each call retried as `UPSTREAM_RETRIES` allows',
+    parse: integer(0, 100),
+  },
+  {
     key: 'upstreamCircuitFailureRate',
     env: 'UPSTREAM_CIRCUIT_FAILURE_RATE',
     default: '50',
@@ -52,6 +67,20 @@ export const UPSTREAM_SAFETY_SETTINGS = [
       'circuit. `0`: no circuit breaker. See [Circuit ' +
       'breaking](operations.md#circuit-breaking-and-upstream-back-pressure)',
     parse: integer(0, 99),
+  },
+  {
+    key: 'upstreamCircuitFailures',
+    env: 'UPSTREAM_CIRCUIT_FAILURES',
+    default: undefined,
+    description:
+      'retired (read until 2.0.0, with a warning): 0 turns the breaker off as UPSTREAM_CIRCUIT_FAILURE_RATE=0 does; ' +
+      'another value is taken as UPSTREAM_CIRCUIT_MIN_CALLS',
+    details:
+      'retired: the circuit opens on a failure rate over a window, no longer on failures in a row. Still read ' +
+      'until the next major release, with a warning at start: `0` turns the breaker off (as ' +
+      '`UPSTREAM_CIRCUIT_FAILURE_RATE=0`), another value is taken as `UPSTREAM_CIRCUIT_MIN_CALLS`; either only ' +
+      'where that setting is not set itself',
+    parse: integer(0, 100_000),
   },
   {
     key: 'upstreamCircuitMinCalls',

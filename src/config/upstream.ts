@@ -11,19 +11,26 @@ export const UPSTREAM_SETTINGS = [
     key: 'petstoreUrl',
     env: 'PETSTORE_URL',
     default: undefined,
-    description: 'pet store base URL, ending in /api/v3 (unset with PLANTS_URL: embedded emulator)',
+    description:
+      'pet store base URL, ending in /api/v3 (unset: the pet store is not served, or with PLANTS_URL unset too, ' +
+      'the embedded emulator)',
     details:
-      'pet store base URL, ending in `/api/v3`; unset with `PLANTS_URL` unset too: the embedded emulator ' +
-      '(refused with `NODE_ENV=production`)',
+      'pet store base URL, ending in `/api/v3`. Unset while `PLANTS_URL` is set: the pet store is not served ' +
+      '(its fields answer `UPSTREAM_NOT_SERVED`, calling nothing); unset with `PLANTS_URL` unset too: the ' +
+      'embedded emulator (refused with `NODE_ENV=production`)',
     parse: url,
   },
   {
     key: 'plantsUrl',
     env: 'PLANTS_URL',
     default: undefined,
-    description: 'plant area base URL (unset with PETSTORE_URL: embedded emulator)',
+    description:
+      'plant area base URL (unset: the plant area is not served, or with PETSTORE_URL unset too, the embedded ' +
+      'emulator)',
     details:
-      'plant area base URL (`POST {PLANTS_URL}/plants`); unset with `PETSTORE_URL` unset too: the embedded emulator',
+      'plant area base URL (`POST {PLANTS_URL}/plants`). Unset while `PETSTORE_URL` is set: the plant area is ' +
+      'not served (`createPlant` answers `UPSTREAM_NOT_SERVED`, calling nothing); unset with `PETSTORE_URL` ' +
+      'unset too: the embedded emulator',
     parse: url,
   },
   {
@@ -35,7 +42,7 @@ export const UPSTREAM_SETTINGS = [
       'outside production)',
     details:
       "`true` serves the embedded emulator's demo data whatever else is set (even with `NODE_ENV=production`); " +
-      '`false` never does (then both URLs are required); unset: it serves when neither URL is set, outside ' +
+      '`false` never does (then at least one URL is required); unset: it serves when neither URL is set, outside ' +
       'production',
     parse: flag,
   },

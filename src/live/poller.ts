@@ -47,7 +47,7 @@ export type LivePollerOptions = {
   /** most polls per second, per area (LIVE_POLL_MAX_PER_SECOND) */
   maxPerSecond: number;
   /** each area's base URL */
-  baseUrls: Readonly<Record<UpstreamService, string>>;
+  baseUrls: Readonly<Partial<Record<UpstreamService, string>>>;
   /** longest wait for one poll's answer, in milliseconds */
   timeoutMs: number;
   /** told the identifiers of a read whose answer changed */
@@ -215,7 +215,10 @@ export class LivePoller {
       ...(polled.etag === undefined ? {} : { 'if-none-match': polled.etag }),
       ...(polled.lastModified === undefined ? {} : { 'if-modified-since': polled.lastModified }),
     };
-    const url = `${this.options.baseUrls[read.service]}${read.path}${read.query === '' ? '' : `?${read.query}`}`;
+    const baseUrl = this.options.baseUrls[read.service];
+    // An area the deployment does not serve is never read, so never polled; should one be asked, nothing is sent.
+    if (baseUrl === undefined) return 'failed';
+    const url = `${baseUrl}${read.path}${read.query === '' ? '' : `?${read.query}`}`;
     const answer = await request(url, {
       method: 'GET',
       headers: { ...read.headers, ...conditional },

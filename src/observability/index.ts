@@ -21,9 +21,9 @@ import { createTracing, type Tracing, type TracingConfig, type TracingDependenci
 /** The settings observability reads: the log level, the endpoints' switches and the OTEL_* settings. */
 export type ObservabilityConfig = TracingConfig &
   Pick<Config, 'logLevel' | 'requestLogSample' | 'metrics' | 'readinessTimeoutMs'> & {
-    /** base URLs of the upstreams (resolved: the emulator's when it runs), for readiness and span attributes */
-    petstoreUrl: string;
-    plantsUrl: string;
+    /** base URLs of the upstreams (resolved: the emulator's when it runs), for span attributes; unset: not served */
+    petstoreUrl: string | undefined;
+    plantsUrl: string | undefined;
   };
 
 /** What observability may be built with instead of its defaults (tests capture the log and the spans). */
@@ -69,7 +69,11 @@ export function createObservability(
   const log = createLogger(config.logLevel, dependencies.logDestination, logScope);
   const metrics = config.metrics ? createMetrics(dependencies.clusterMetrics) : undefined;
   const tracing = createTracing(config, log, dependencies);
-  const baseUrls: Record<UpstreamService, string> = { petstore: config.petstoreUrl, plants: config.plantsUrl };
+  // An area that is not served makes no call, so its '' is never a span's.
+  const baseUrls: Record<UpstreamService, string> = {
+    petstore: config.petstoreUrl ?? '',
+    plants: config.plantsUrl ?? '',
+  };
   const lane = new RequestObserver(log, metrics, tracing, logScope, config.requestLogSample);
   return {
     logger: yogaLogger(log),

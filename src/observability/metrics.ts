@@ -31,6 +31,8 @@ const OUTCOMES = {
   // Not sent: the area's circuit was open (circuit.ts), or a 429's Retry-After held the caller back (back-pressure.ts).
   'circuit-open': 'circuit_open',
   'rate-limited': 'rate_limited',
+  // Not sent either: the deployment does not serve that area (unserved.ts); such calls are not observed.
+  'not-served': 'not_served',
   aborted: 'aborted',
 } as const satisfies Record<NonNullable<UpstreamCallOutcome['failure']> | 'ok', string>;
 
@@ -60,6 +62,8 @@ export type Metrics = {
   observeSharedCall(call: { service: UpstreamService; operation: string }): void;
   /** sets `upstream_circuit_state{service}` to the state an area's circuit has just entered */
   observeCircuit(service: UpstreamService, state: CircuitState): void;
+  /** counts one retry the area's retry budget refused */
+  observeRetryRefused(call: { service: UpstreamService; operation: string }): void;
   /**
    * counts one place (`path`, array indices as `*`) where a sampled upstream answer did not fit the
    * response schema of its operation (src/contract/sampling.ts)
@@ -197,6 +201,11 @@ function upstreamCallMetrics(registers: Registry[]) {
     retries: perOperation(
       'upstream_retries_total',
       'Retries of upstream calls (GETs after a connection error or a 502/503/504)',
+      registers,
+    ),
+    retriesRefused: perOperation(
+      'upstream_retries_refused_total',
+      "Retries of upstream calls not made because the area's retry budget was spent (UPSTREAM_RETRY_BUDGET_PERCENT)",
       registers,
     ),
     timeouts: perOperation(
@@ -389,6 +398,10 @@ class GatewayMetrics implements Metrics {
 
   observeCircuit(service: UpstreamService, state: CircuitState): void {
     this.circuits.set({ service }, CIRCUIT_STATE_VALUES[state]);
+  }
+
+  observeRetryRefused({ service, operation }: { service: UpstreamService; operation: string }): void {
+    this.upstream.retriesRefused.inc({ service, operation });
   }
 
   observeContractMismatch(service: UpstreamService, operation: string, path: string): void {

@@ -4,7 +4,8 @@
  * process, and, when a shared feed is given (REDIS_URL, src/redis/), in every replica.
  *
  * The pet store's write operations (src/upstream/petstore.ts) say what they changed, as REST
- * resources, once the upstream has accepted the write; a failed write changes nothing.
+ * resources, once the upstream has accepted the write, as their rows in `operations.ts` say
+ * (`changesOf`); a failed write changes nothing.
  */
 
 /** A REST resource of the pet store a write changed. */
@@ -64,19 +65,4 @@ export class LocalChangeFeed implements ChangeFeed {
     this.#listeners.add(entry);
     return () => void this.#listeners.delete(entry);
   }
-}
-
-/** What a write to a pet changes: the pet (and the lists it may be in), and the inventory, which counts pets by status. */
-export function petChanged(id: string | undefined): UpstreamChange[] {
-  return id === undefined ? [{ resource: 'inventory' }] : [{ resource: 'pet', id }, { resource: 'inventory' }];
-}
-
-/** What a write to an order changes: the order, and the inventory. */
-export function orderChanged(id: string | undefined): UpstreamChange[] {
-  return id === undefined ? [{ resource: 'inventory' }] : [{ resource: 'order', id }, { resource: 'inventory' }];
-}
-
-/** What a write to users changes. */
-export function usersChanged(usernames: readonly (string | undefined)[]): UpstreamChange[] {
-  return usernames.flatMap((username) => (username === undefined ? [] : [{ resource: 'user' as const, username }]));
 }

@@ -1,6 +1,6 @@
 /**
  * The circuit breaker of one upstream area: it judges the area's health from many calls, not
- * from a few in a row, so that no single caller can open it.
+ * from a few in a row, so that no single caller can open it for others.
  *
  * - Over a sliding window (UPSTREAM_CIRCUIT_WINDOW_MS), once the area has had at least
  *   UPSTREAM_CIRCUIT_MIN_CALLS calls, it opens when more than UPSTREAM_CIRCUIT_FAILURE_RATE
@@ -8,9 +8,13 @@
  * - What counts as a failure is what says the upstream is unwell: no connection, a reset, no
  *   answer in time, a 502, 503 or 504. A 4xx is an answer (it counts as a success); a 500 or an
  *   unreadable answer counts for nothing, since one request can provoke them.
- * - The failures must come from more than one caller (credential fingerprint; callers without a
- *   credential are one key, and count as many, since the upstream cannot tell them apart):
- *   one tenant whose calls time out does not close the area to the others.
+ * - Whom it opens for depends on who called (credential fingerprint; callers without a credential
+ *   are one key, and count as many, since the upstream cannot tell them apart). Failures of more
+ *   than one caller open it for everyone. Failures of one caller open it for that caller only,
+ *   and only when it was the window's only caller (a backend calling with one service
+ *   credential): other callers' calls still go through beside it, and should one of them fail
+ *   for want of the upstream too, it is open for everyone. One caller's failures while others
+ *   called do not open it: one tenant whose calls time out does not close the area to the others.
  *
  * Open, calls fail at once with `circuit-open` (UPSTREAM_UNAVAILABLE) for the cool-down:
  * UPSTREAM_CIRCUIT_COOLDOWN_MS, or longer when a 503 of the window asked for it with
@@ -19,7 +23,7 @@
  * (`in-flight.ts`) runs here once, and counts once.
  *
  * Replicas with REDIS_URL tell one another (`AreaNewsChannel`, `src/redis/area-news.ts`): when one
- * opens its circuit, the others hold the area open (cockatiel's `isolate()`) for the same
+ * opens its circuit for everyone, the others hold the area open (cockatiel's `isolate()`) for the same
  * cool-down, so that none of them keeps calling an upstream that one of them found down.
  */
 import {
@@ -32,6 +36,7 @@ import {
   type IBreaker,
 } from 'cockatiel';
 import { ANONYMOUS_CALLER } from './back-pressure.js';
+import { RecentKeys, SlidingTally } from './sliding-tally.js';
 import { UNAVAILABLE_STATUSES, UpstreamError, type UpstreamService } from './failure.js';
 
 /**
@@ -91,89 +96,85 @@ class Answered {
   constructor(readonly error: UpstreamError) {}
 }
 
-/** Callers with an outage in the window kept at most; more than that is "several" in any case. */
-const MAX_FAILING_CALLERS = 1000;
-/** Slots of the sliding window: the window moves a tenth of its length at a time. */
-const SLOTS = 10;
+/** Callers kept at most per window; more than that is "several" in any case. */
+const MAX_CALLERS = 1000;
 
 /**
  * The area's health, as cockatiel's breaker (`IBreaker`): the calls and failures of the last
- * window, in slots that each cover a tenth of it, and the callers the failures came from. It
- * opens when the window holds at least `minCalls` calls, more than `failureRate` percent of them
- * failed, and the failures came from more than one caller.
+ * window ({@link SlidingTally}), the callers that called and the callers that failed. It opens
+ * when the window holds at least `minCalls` calls and more than `failureRate` percent of them
+ * failed, and then:
  *
- * (cockatiel's own `SamplingBreaker` moves its window one slot per call, so under sparse
- * traffic failures from long ago still count; here each slot knows the time it covers.)
+ * - for everyone, when the failures came from more than one caller (or from callers without a
+ *   credential, who count as many);
+ * - for that caller only ({@link AreaHealth.owner}), when one caller failed and it was the only
+ *   one to call in the window: its failures are all the area's traffic says;
+ * - not at all when one caller failed while others called: one tenant whose calls fail does not
+ *   close the area to the others.
  */
 class AreaHealth implements IBreaker {
-  private readonly slotMs: number;
-  /** per slot: the slot's number (time / slotMs) and its counts */
-  private readonly slots = Array.from({ length: SLOTS }, () => ({ at: -1, calls: 0, failures: 0 }));
-  /** caller key → when its last outage was seen (epoch milliseconds), oldest first */
-  private readonly failing = new Map<string, number>();
+  private readonly tally: SlidingTally<'calls' | 'failures'>;
+  /** the callers of every call in the window */
+  private readonly active: RecentKeys;
+  /** the callers of the window's failures */
+  private readonly failing: RecentKeys;
+  /** the caller the circuit is open for, when it opened on one lone caller's failures; undefined: everyone */
+  owner: string | undefined;
 
   constructor(private readonly settings: CircuitSettings) {
-    this.slotMs = Math.max(1, Math.round(settings.windowMs / SLOTS));
+    this.tally = new SlidingTally(['calls', 'failures'], settings.windowMs);
+    this.active = new RecentKeys(settings.windowMs, MAX_CALLERS);
+    this.failing = new RecentKeys(settings.windowMs, MAX_CALLERS);
   }
 
   /** Nothing to carry over to another process (cockatiel's `toJSON`). */
   state: unknown = undefined;
 
+  /** `caller` makes a call through the closed circuit. */
+  noteCall(caller: string): void {
+    this.active.note(caller);
+  }
+
   /** `caller`'s call failed for want of the upstream (told before cockatiel counts it). */
   noteFailure(caller: string): void {
-    this.failing.delete(caller);
-    this.failing.set(caller, Date.now());
-    if (this.failing.size > MAX_FAILING_CALLERS) this.forgetBefore(Date.now() - this.settings.windowMs);
+    this.failing.note(caller);
   }
 
   success(state: BreakerState): void {
     // A trial that succeeds closes the circuit on a clean window.
     if (state === BreakerState.HalfOpen) this.reset();
-    this.count(false);
+    this.tally.add('calls');
   }
 
   failure(state: BreakerState): boolean {
-    this.count(true);
-    // A trial that fails opens it again, whoever made it.
+    this.tally.add('calls');
+    this.tally.add('failures');
+    // A trial that fails opens it again, for those it was open for.
     if (state !== BreakerState.Closed) return true;
-    let calls = 0;
-    let failures = 0;
-    const oldest = Math.floor(Date.now() / this.slotMs) - SLOTS + 1;
-    for (const slot of this.slots) {
-      if (slot.at < oldest) continue;
-      calls += slot.calls;
-      failures += slot.failures;
+    const { calls, failures } = this.tally.totals();
+    if (calls < this.settings.minCalls || failures * 100 <= this.settings.failureRate * calls) return false;
+    const failing = this.failing.keys();
+    if (failing.size > 1 || failing.has(ANONYMOUS_CALLER)) {
+      this.owner = undefined;
+      return true;
     }
-    return (
-      calls >= this.settings.minCalls && failures * 100 > this.settings.failureRate * calls && this.severalCallers()
-    );
+    const [only] = failing;
+    if (only === undefined || this.active.size !== 1 || !this.active.has(only)) return false;
+    this.owner = only;
+    return true;
   }
 
-  private count(failed: boolean): void {
-    const at = Math.floor(Date.now() / this.slotMs);
-    const slot = this.slots[at % SLOTS];
-    if (slot === undefined) return;
-    if (slot.at !== at) Object.assign(slot, { at, calls: 0, failures: 0 });
-    slot.calls += 1;
-    if (failed) slot.failures += 1;
+  /** Another caller failed for want of the upstream while the circuit was open for one: it is open for everyone now. */
+  widen(caller: string): void {
+    this.failing.note(caller);
+    this.owner = undefined;
   }
 
   private reset(): void {
-    for (const slot of this.slots) slot.at = -1;
+    this.tally.clear();
+    this.active.clear();
     this.failing.clear();
-  }
-
-  /** Whether the window's failures came from more than one caller (or from callers without a credential). */
-  private severalCallers(): boolean {
-    this.forgetBefore(Date.now() - this.settings.windowMs);
-    return this.failing.size > 1 || this.failing.has(ANONYMOUS_CALLER);
-  }
-
-  private forgetBefore(time: number): void {
-    for (const [caller, seen] of this.failing) {
-      if (seen >= time && this.failing.size <= MAX_FAILING_CALLERS) break;
-      this.failing.delete(caller);
-    }
+    this.owner = undefined;
   }
 }
 
@@ -211,7 +212,8 @@ export class AreaCircuit {
       this.openUntil = Date.now() + ms;
       clearTimeout(this.cooldownTimer);
       this.cooldownTimer = setTimeout(() => this.report(), ms).unref();
-      settings.onOpen?.(ms);
+      // A circuit open for one lone caller is this replica's own judgement: other replicas judge their own calls.
+      if (health.owner === undefined) settings.onOpen?.(ms);
     });
     policy.onStateChange(() => this.report());
     this.policy = policy;
@@ -250,21 +252,23 @@ export class AreaCircuit {
   }
 
   /**
-   * Runs one call of `caller` (its credential fingerprint, or {@link ANONYMOUS_CALLER}; asked
-   * only when the call fails for want of the upstream) through the circuit: made, or refused at
-   * once with `circuit-open`. (Not an async function: every upstream call comes through here,
-   * and each await is a promise more.)
+   * Runs one call of `caller` (its credential fingerprint, or {@link ANONYMOUS_CALLER}) through
+   * the circuit: made, or refused at once with `circuit-open`. While the circuit is open for one
+   * lone caller only, other callers' calls go through beside it. (Not an async function: every
+   * upstream call comes through here, and each await is a promise more.)
    */
-  run<T>(operation: string, caller: () => string, call: () => Promise<T>): Promise<T> {
+  run<T>(operation: string, caller: string, call: () => Promise<T>): Promise<T> {
     const { policy, health } = this;
     if (policy === undefined || health === undefined) return call();
+    if (policy.state === BreakerState.Closed) health.noteCall(caller);
+    else if (this.beside(caller)) return this.besideCircuit(caller, call);
     // One trial at a time: while it runs, other calls fail at once rather than queue behind it.
-    if (policy.state === BreakerState.HalfOpen) return Promise.reject(this.refusal(operation));
+    else if (policy.state === BreakerState.HalfOpen) return Promise.reject(this.refusal(operation));
     const counted = () =>
       call().catch((error: unknown) => {
         if (isAnswer(error)) return new Answered(error);
         if (isOutage(error)) {
-          health.noteFailure(caller());
+          health.noteFailure(caller);
           if (error.retryAfterMs !== undefined) this.askedUntil = Date.now() + error.retryAfterMs;
         }
         throw error;
@@ -281,9 +285,30 @@ export class AreaCircuit {
     );
   }
 
-  /** False once the circuit is no longer closed: a call under way makes no further retries. */
-  admits(): boolean {
-    return this.policy === undefined || this.policy.state === BreakerState.Closed;
+  /** Whether `caller`'s calls go beside a circuit that is open for another lone caller only. */
+  private beside(caller: string): boolean {
+    const owner = this.health?.owner;
+    return owner !== undefined && owner !== caller && this.isolation === undefined;
+  }
+
+  /**
+   * A call made beside a circuit open for one caller only. Should it fail for want of the
+   * upstream too, two callers have: the circuit is open for everyone from then on.
+   */
+  private besideCircuit<T>(caller: string, call: () => Promise<T>): Promise<T> {
+    return call().catch((error: unknown) => {
+      if (isOutage(error) && this.beside(caller)) {
+        this.health?.widen(caller);
+        // Now the area's, not one caller's: the other replicas hold it too.
+        this.settings.onOpen?.(this.remainingMs());
+      }
+      throw error;
+    });
+  }
+
+  /** False once the circuit is no longer closed for `caller`: a call under way makes no further retries. */
+  admits(caller: string): boolean {
+    return this.policy === undefined || this.policy.state === BreakerState.Closed || this.beside(caller);
   }
 
   /** Another replica opened its circuit for this area: this one holds it open as long. */
@@ -329,7 +354,9 @@ export class AreaCircuit {
         ? 'another replica of the gateway found it failing'
         : this.policy?.state === BreakerState.HalfOpen
           ? 'a trial call is under way after repeated failures'
-          : `most of its recent calls failed`;
+          : this.health?.owner !== undefined
+            ? 'most of the recent calls with this credential failed'
+            : 'most of its recent calls failed';
     return new UpstreamError({
       service,
       operation,

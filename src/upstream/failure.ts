@@ -22,7 +22,9 @@ export type UpstreamFailure =
   /** not sent: the area's circuit is open (`circuit.ts`) */
   | 'circuit-open'
   /** not sent: the area answered the caller's credentials 429 with a Retry-After that has not passed yet (`back-pressure.ts`) */
-  | 'rate-limited';
+  | 'rate-limited'
+  /** not sent: this deployment serves no such area (its URL is not set; `unserved.ts`) */
+  | 'not-served';
 
 /** What an {@link UpstreamError} is built from. */
 export type UpstreamErrorOptions = {

@@ -26,6 +26,7 @@ import type { CacheResult, RawResponse, StaleServed, UpstreamCache } from './cac
 import type { ChangeFeed } from './changes.js';
 import type { UpstreamRequest, UpstreamResponse } from './call.js';
 import { withRetries, type RetryEvent, type RetryPolicy, type Sent } from './retry.js';
+import { RetryBudget } from './retry-budget.js';
 import { queryString, Transport, type CallLimits, type Progress } from './transport.js';
 
 // One call and its answer are described in call.ts (below this client and the cache); the client's
@@ -70,6 +71,13 @@ export type UpstreamClientOptions = {
   retryBackoffMaxMs: number;
   /** called before each retry, for logs and metrics */
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * the share of the area's calls that retries may add over a sliding window, in percent, above a
+   * small floor; 0: no budget (UPSTREAM_RETRY_BUDGET_PERCENT; see `retry-budget.ts`)
+   */
+  retryBudgetPercent: number;
+  /** called for each retry the budget refused, for metrics */
+  onRetryRefused?: (event: { service: UpstreamService; operation: string }) => void;
   /** the area's circuit breaker (the UPSTREAM_CIRCUIT_* settings) */
   circuit: CircuitSettings;
   /** the longest wait a 429's or 503's Retry-After imposes, in milliseconds (UPSTREAM_RETRY_AFTER_MAX_MS) */
@@ -199,7 +207,8 @@ export function createUpstreamClient(service: UpstreamService, options: Upstream
  * 3. `sendAlone` / the shared call: a deadline of its own (UPSTREAM_TIMEOUT_MS);
  * 4. `send`: refused at once while a 429 holds its caller back (`back-pressure.ts`) or its
  *    area's circuit is open (`circuit.ts`), which counts how it ends;
- * 5. `withRetries` (`retry.ts`): tried again as its method and failure allow;
+ * 5. `withRetries` (`retry.ts`): tried again as its method and failure allow, within the area's
+ *    retry budget (`retry-budget.ts`);
  * 6. `Transport.attempt` (`transport.ts`): one try over the pool, its answer read and judged.
  *
  * The request scope goes down the chain on the call (`call.scope`); nothing comes back up but
@@ -230,8 +239,9 @@ class UpstreamCalls {
       keepRaw: options.cache !== undefined,
       onRateLimited: (call, ms) => this.hold(callerOf(call), ms),
     });
-    const { retries, retryBackoffMs: backoffMs, retryBackoffMaxMs: backoffMaxMs, onRetry } = options;
-    this.retry = { service, retries, backoffMs, backoffMaxMs, onRetry };
+    const { retries, retryBackoffMs: backoffMs, retryBackoffMaxMs: backoffMaxMs, onRetry, onRetryRefused } = options;
+    const budget = new RetryBudget(options.retryBudgetPercent);
+    this.retry = { service, retries, backoffMs, backoffMaxMs, onRetry, budget, onRetryRefused };
     this.inFlight = options.dedupe
       ? createInFlightCalls<Sent, Progress>(() => ({ answering: false, retries: 0 }))
       : undefined;
@@ -410,17 +420,15 @@ class UpstreamCalls {
    * share it (they share its credential), it counts once in the circuit.
    */
   private send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
-    const held = this.heldBack(call);
+    const caller = callerOf(call);
+    const held = this.holds.empty ? undefined : this.holds.refusal(caller, call.operation);
     if (held !== undefined) return Promise.reject(held);
-    return this.circuit.run(
-      call.operation,
-      () => callerOf(call),
-      () =>
-        withRetries(call, limits, this.retry, {
-          attempt: (each, eachLimits) => this.transport.attempt(each, eachLimits),
-          heldBack: (each) => this.heldBack(each),
-          admits: () => this.circuit.admits(),
-        }),
+    return this.circuit.run(call.operation, caller, () =>
+      withRetries(call, limits, this.retry, {
+        attempt: (each, eachLimits) => this.transport.attempt(each, eachLimits),
+        heldBack: (each) => this.heldBack(each),
+        admits: () => this.circuit.admits(caller),
+      }),
     );
   }
 

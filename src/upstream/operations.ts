@@ -10,7 +10,10 @@
  *   marked `cacheable`;
  * - a write keeps later reads of the resources it may change from joining a call in flight
  *   (`http.ts`, `in-flight.ts`);
- * - live queries poll what a read read (`src/live/identifiers.ts`);
+ * - live queries poll what a read read (`src/live/identifiers.ts`), and writes tell what they
+ *   changed ({@link changesOf}) to the upstream cache and live queries;
+ * - the response cache drops the kept answers holding a type a mutation changes
+ *   ({@link typesChangedBy});
  * - `npm run explain` takes each call's method and path from it, and the upstream check
  *   (`src/contract/`) what each operation feeds in the graph (`graph`).
  *
@@ -374,3 +377,56 @@ export function changeOf(resource: Resource): UpstreamChange | undefined {
   if (key === undefined) return undefined;
   return kind === 'user' ? { resource: kind, username: key } : { resource: kind, id: key };
 }
+
+/**
+ * What a write of `operation` changed, from what its row says it changes: each item of `keys`
+ * (ids, or usernames) of the kinds with items, and the inventory, which has none. A key the
+ * gateway does not know (a new pet whose answer could not be read) is left out.
+ */
+export function changesOf(operation: PetstoreOperationId, keys: readonly (string | undefined)[]): UpstreamChange[] {
+  const row: OperationRow = PETSTORE_OPERATIONS[operation];
+  const known = keys.filter((key) => key !== undefined);
+  return (row.changes ?? []).flatMap((kind): UpstreamChange[] => {
+    if (kind === 'inventory') return [{ resource: kind }];
+    if (kind === 'user') return known.map((username) => ({ resource: kind, username }));
+    return known.map((id) => ({ resource: kind, id }));
+  });
+}
+
+/**
+ * The GraphQL types whose kept answers a root field's write makes stale (`Mutation.placeOrder`:
+ * `Order` and `Inventory`): the types the reads of each kind its row says it changes answer with.
+ * None for a field that makes no call, or whose call changes nothing the graph reads.
+ */
+export function typesChangedBy(field: string): readonly string[] {
+  return CHANGED_TYPES.get(field) ?? [];
+}
+
+/**
+ * The GraphQL types a root field's read answers with (`Query.inventory`: `Inventory`): the
+ * answers of the rows whose calls its resolver makes. None for a field that makes no call.
+ */
+export function typesReadBy(field: string): readonly string[] {
+  return READ_TYPES.get(field) ?? [];
+}
+
+const READ_TYPES: ReadonlyMap<string, readonly string[]> = (() => {
+  const read = new Map<string, string[]>();
+  for (const row of [...Object.values(PETSTORE_OPERATIONS), ...Object.values(PLANTS_OPERATIONS)] as OperationRow[]) {
+    if (row.reads === undefined || row.graph.answer === undefined) continue;
+    for (const field of row.graph.fields) read.set(field, [...new Set([...(read.get(field) ?? []), row.graph.answer])]);
+  }
+  return read;
+})();
+
+const CHANGED_TYPES: ReadonlyMap<string, readonly string[]> = (() => {
+  const rows: OperationRow[] = [...Object.values(PETSTORE_OPERATIONS), ...Object.values(PLANTS_OPERATIONS)];
+  const typesRead = (kind: ResourceKind) =>
+    rows.flatMap((row) => (row.reads?.kind === kind && row.graph.answer !== undefined ? [row.graph.answer] : []));
+  const changed = new Map<string, readonly string[]>();
+  for (const row of rows) {
+    const types = [...new Set((row.changes ?? []).flatMap(typesRead))];
+    for (const field of row.graph.fields) if (types.length > 0) changed.set(field, types);
+  }
+  return changed;
+})();

@@ -10,8 +10,8 @@ import { credentialHeaders, type Credentials } from '../credentials.js';
 import { encodeBody, encodeJson, type BodyFormat, type Payload, type Shape } from './codec.js';
 import { decodePayload } from './call.js';
 import type { UpstreamClient, UpstreamRequest } from './http.js';
-import { callOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from './operations.js';
-import { orderChanged, petChanged, usersChanged, type ChangeFeed, type UpstreamChange } from './changes.js';
+import { callOf, changesOf, PETSTORE_OPERATIONS, type PetstoreOperationId } from './operations.js';
+import type { ChangeFeed } from './changes.js';
 import { UpstreamError } from './failure.js';
 import {
   ApiResponseShape,
@@ -84,11 +84,16 @@ export function createPetstoreApi(client: UpstreamClient, options: PetstoreOptio
 type Store = { client: UpstreamClient; accept: string; bodyFormat: BodyFormat; changes: ChangeFeed | undefined };
 
 /**
- * Tells what a write changed, once the upstream accepted it and before its answer is decoded (an
- * answer the gateway cannot read does not mean the write did not happen).
+ * Tells what a write of `operation` changed (of the items `keys` name: ids, or usernames), as its
+ * row says, once the upstream accepted it and before its answer is decoded (an answer the gateway
+ * cannot read does not mean the write did not happen).
  */
-async function told(store: Store, changes: readonly UpstreamChange[]): Promise<void> {
-  await store.changes?.changed(changes);
+async function told(
+  store: Store,
+  operation: PetstoreOperationId,
+  keys: readonly (string | undefined)[],
+): Promise<void> {
+  await store.changes?.changed(changesOf(operation, keys));
 }
 
 /** The call of `operation` its row describes, with its path parameters filled in. */
@@ -155,7 +160,7 @@ function petOperations(store: Store) {
     ): Promise<PetPayload | undefined> {
       const call = { ...callTo('updatePetWithForm', { petId: id }), query: changes };
       const response = await send(store, call, credentials);
-      await told(store, petChanged(id));
+      await told(store, 'updatePetWithForm', [id]);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, PetShape, response);
     },
 
@@ -213,7 +218,7 @@ async function findPetsByEach(store: Store, credentials: Credentials, operation:
 /** `DELETE /pet/{petId}` (bearer), and what it changed. */
 async function deletePet(store: Store, credentials: Credentials, id: string): Promise<void> {
   await send(store, { ...callTo('deletePet', { petId: id }), ignoreBody: true }, credentials);
-  await told(store, petChanged(id));
+  await told(store, 'deletePet', [id]);
 }
 
 /** Sends a whole pet to `/pet` (bearer) and reads back the pet the pet store kept. */
@@ -231,7 +236,7 @@ async function writePet(
     return kept;
   } finally {
     // A new pet's id is the one the pet store gave it, when its answer can be read.
-    await told(store, petChanged(kept?.id ?? pet.id));
+    await told(store, operation, [kept?.id ?? pet.id]);
   }
 }
 
@@ -250,7 +255,7 @@ async function uploadFile(
     body: { contentType: 'application/octet-stream', data: file },
   };
   const response = await send(store, call, credentials);
-  await told(store, petChanged(id));
+  await told(store, 'uploadFile', [id]);
   if (!isPetAnswer(response.body)) return decodePayload(client, call.operation, ApiResponseShape, response);
   const pet = decodePayload(client, call.operation, PetShape, response);
   return {
@@ -294,7 +299,7 @@ function orderOperations(store: Store) {
         kept = decodePayload(client, call.operation, OrderShape, response);
         return kept;
       } finally {
-        await told(store, orderChanged(kept?.id ?? order.id));
+        await told(store, 'placeOrder', [kept?.id ?? order.id]);
       }
     },
 
@@ -310,7 +315,7 @@ function orderOperations(store: Store) {
     /** `DELETE /store/order/{orderId}` (no credential). */
     async deleteOrder(id: string): Promise<void> {
       await send(store, { ...callTo('deleteOrder', { orderId: id }), ignoreBody: true });
-      await told(store, orderChanged(id));
+      await told(store, 'deleteOrder', [id]);
     },
   };
 }
@@ -323,7 +328,7 @@ function userOperations(store: Store) {
     async createUser(user: NewUserPayload): Promise<UserPayload> {
       const call = withBody(store, { ...callTo('createUser'), secrets: passwords([user]) }, NewUserShape, user);
       const response = await send(store, call);
-      await told(store, usersChanged([user.username]));
+      await told(store, 'createUser', [user.username]);
       return decodePayload(client, call.operation, UserShape, response);
     },
 
@@ -336,7 +341,11 @@ function userOperations(store: Store) {
       const operation = 'createUsersWithListInput';
       const body = { contentType: 'application/json', data: encodeJson(NewUserListShape, [...users]) };
       const response = await send(store, { ...callTo(operation), body, secrets: passwords(users) });
-      await told(store, usersChanged(users.map((user) => user.username)));
+      await told(
+        store,
+        operation,
+        users.map((user) => user.username),
+      );
       return Array.isArray(response.body) ? decodePayload(client, operation, UserListShape, response) : undefined;
     },
 
@@ -359,14 +368,14 @@ function userOperations(store: Store) {
       );
       const response = await send(store, call);
       // A user renamed changes both names.
-      await told(store, usersChanged([username, user.username]));
+      await told(store, 'updateUser', [username, user.username]);
       return response.body === undefined ? undefined : decodePayload(client, call.operation, UserShape, response);
     },
 
     /** `DELETE /user/{username}` (no credential). */
     async deleteUser(username: string): Promise<void> {
       await send(store, { ...callTo('deleteUser', { username }), ignoreBody: true });
-      await told(store, usersChanged([username]));
+      await told(store, 'deleteUser', [username]);
     },
   };
 }

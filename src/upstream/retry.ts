@@ -3,14 +3,16 @@
  * tried again, up to UPSTREAM_RETRIES times, after a backoff (UPSTREAM_RETRY_BACKOFF_MS, doubled
  * each time, jittered) or the time a 503's Retry-After asked for, whichever is longer; never
  * once the retry could only start at or after the call's deadline, never once the area's
- * circuit has opened, and never once a 429 holds the caller back. A write is sent once: it may
- * have been carried out although its answer was lost.
+ * circuit has opened, never once a 429 holds the caller back, and never past the area's retry
+ * budget (`retry-budget.ts`). A write is sent once: it may have been carried out although its
+ * answer was lost.
  */
 import type { UpstreamRequest } from './call.js';
 import type { RequestScope } from './request-scope.js';
 import { afterRetries, type UpstreamError, type UpstreamService } from './failure.js';
 import type { Attempt, CallLimits } from './transport.js';
 import type { RawResponse } from './cache.js';
+import type { RetryBudget } from './retry-budget.js';
 
 /** A retry about to happen. */
 export type RetryEvent = {
@@ -36,6 +38,10 @@ export type RetryPolicy = {
   /** UPSTREAM_RETRY_BACKOFF_MAX_MS */
   backoffMaxMs: number;
   onRetry?: ((event: RetryEvent) => void) | undefined;
+  /** the area's retry budget (UPSTREAM_RETRY_BUDGET_PERCENT) */
+  budget: RetryBudget;
+  /** called for each retry the budget refused, for metrics */
+  onRetryRefused?: ((event: { service: UpstreamService; operation: string }) => void) | undefined;
 };
 
 /** What the retries run between: one try, and the checks made before another. */
@@ -74,6 +80,7 @@ export async function withRetries(
     // Another replica may have been told 429 for this caller while this call waited to retry.
     const held = retry > 0 ? steps.heldBack(call) : undefined;
     if (held !== undefined) throw afterRetries(held, retry);
+    if (retry === 0) policy.budget.noteCall();
     const outcome = await steps.attempt(call, limits);
     if (outcome.ok) return { response: outcome.response, retries: retry };
     // Nor is a retry made once the area's circuit has opened (other calls failed meanwhile).
@@ -86,6 +93,11 @@ export async function withRetries(
     );
     // A retry that could only start at or after the deadline is not made; the caller gets the failure there is.
     if (performance.now() + delayMs >= limits.deadline()) throw afterRetries(outcome.error, retry);
+    // Past the area's budget, the failure stands as it is: retries must not multiply a struggling upstream's load.
+    if (!policy.budget.takeRetry()) {
+      policy.onRetryRefused?.({ service: policy.service, operation: call.operation });
+      throw afterRetries(outcome.error, retry);
+    }
     policy.onRetry?.({
       service: policy.service,
       operation: call.operation,

@@ -73,7 +73,7 @@ export function timeoutsSetBy(env: Record<string, string>): GatewayConfig['upstr
  * overrides those it is about.
  */
 export function defaultClientOptions(petstoreUrl: string): UpstreamClientOptions {
-  return upstreamClientSettings(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore');
+  return upstreamClientSettings(testConfig({ petstoreUrl, plantsUrl: petstoreUrl }), 'petstore', petstoreUrl);
 }
 
 /** Serves a request handler (which may answer asynchronously) on 127.0.0.1, port 0. */

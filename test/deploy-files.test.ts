@@ -3,10 +3,12 @@
  * nginx's config read as text), every environment variable they give the gateway is one of its
  * settings with a value it accepts, the replicas listen on every interface, the probes point at
  * /health and /readiness, the load balancer sends to the replicas compose defines, with the client
- * address the replicas trust and the `api_key` header, and the Ingress says what ingress-nginx
- * needs for it. test/deploy-nginx.test.ts runs nginx.conf for real.
+ * address the replicas trust and the `api_key` header, the Kubernetes example routes the paths
+ * nginx.conf routes and no other through the Gateway API, with an image the docs say how to build
+ * and push, and a Redis its replicas share. test/deploy-nginx.test.ts runs nginx.conf for real;
+ * test/deploy-schemas.test.ts checks every file against its schema.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig, SETTINGS } from '../src/config/index.js';
@@ -24,17 +26,40 @@ type ComposeService = {
 const compose = parse(read('docker-compose.yml')) as { services: Record<string, ComposeService> };
 
 type Container = {
+  image: string;
   env: { name: string; value?: string; valueFrom?: unknown }[];
   livenessProbe: { httpGet: { path: string; port: string | number } };
   readinessProbe: { httpGet: { path: string; port: string | number } };
   ports: { name: string; containerPort: number }[];
   resources: { limits: { cpu: string; memory: string } };
 };
-type Manifest = { kind: string; spec: Record<string, unknown> };
-const manifests = parseAllDocuments(read('kubernetes/gateway.yaml')).map((document) => document.toJS() as Manifest);
-const deployment = manifests.find((manifest) => manifest.kind === 'Deployment');
-const containers = (deployment?.spec as { template: { spec: { containers: Container[] } } } | undefined)?.template.spec
-  .containers;
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  stringData?: Record<string, string>;
+};
+type PodSpec = { containers: Container[] };
+type Template = { metadata: { annotations?: Record<string, string> }; spec: PodSpec };
+
+/** The files of deploy/kubernetes/, each with its manifests. */
+const KUBERNETES_FILES = readdirSync(`${PROJECT_ROOT}deploy/kubernetes`).filter((file) => /\.ya?ml$/.test(file));
+const manifestsOf = (file: string) =>
+  parseAllDocuments(read(`kubernetes/${file}`)).map((document) => document.toJS() as Manifest);
+const manifests = KUBERNETES_FILES.flatMap(manifestsOf);
+const find = (kind: string, name: string) =>
+  manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
+const template = (name: string) => find('Deployment', name)?.spec?.['template'] as Template | undefined;
+const containers = template('petstore-gateway')?.spec.containers;
+
+/** The paths deploy/nginx.conf routes to the replicas (its one proxying location's alternatives). */
+function nginxPublicPaths(): string[] {
+  const [, alternatives, optional] = /location ~ \^\/\(([^)]*)\)(\?)?\$/.exec(read('nginx.conf')) ?? [];
+  if (alternatives === undefined) throw new Error('deploy/nginx.conf has no `location ~ ^/(a|b)?$`');
+  const paths = alternatives.split('|').map((alternative) => `/${alternative.replaceAll('\\', '')}`);
+  return optional === '?' ? [...paths, '/'] : paths;
+}
 
 /** A value compose would substitute for `${NAME:?message}`: something of the right kind. */
 const substituted = (value: string) => value.replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'https://upstream.example');
@@ -96,18 +121,33 @@ describe('deploy/nginx.conf', () => {
   });
 });
 
-describe('deploy/kubernetes/gateway.yaml', () => {
-  it('has a Deployment, a Service, a HorizontalPodAutoscaler and an Ingress for it', () => {
-    expect(manifests.map((manifest) => manifest.kind)).toEqual([
-      'Deployment',
-      'Service',
-      'HorizontalPodAutoscaler',
-      'Ingress',
-    ]);
-    expect(manifests[2]?.spec['scaleTargetRef']).toMatchObject({ kind: 'Deployment', name: 'petstore-gateway' });
+describe('deploy/kubernetes/', () => {
+  it('has the gateway (Deployment, Service, autoscaler, disruption budget), its route and the Redis it shares', () => {
+    expect(Object.fromEntries(KUBERNETES_FILES.map((file) => [file, manifestsOf(file).map((m) => m.kind)]))).toEqual({
+      'gateway.yaml': ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'],
+      'httproute.yaml': ['HTTPRoute'],
+      'redis.yaml': ['Secret', 'Deployment', 'Service', 'NetworkPolicy'],
+    });
+    expect(find('HorizontalPodAutoscaler', 'petstore-gateway')?.spec?.['scaleTargetRef']).toMatchObject({
+      kind: 'Deployment',
+      name: 'petstore-gateway',
+    });
   });
 
-  it('sets only settings the gateway knows, with values it accepts, REDIS_URL from a Secret', () => {
+  it('relies on no ingress controller: no Ingress, no controller annotation', () => {
+    expect(manifests.filter((manifest) => manifest.kind === 'Ingress')).toEqual([]);
+    for (const file of KUBERNETES_FILES) expect(read(`kubernetes/${file}`)).not.toMatch(/ingress\.kubernetes\.io/);
+  });
+
+  it('publishes no pod or Service by itself: every Service is cluster-internal', () => {
+    const services = manifests.filter((manifest) => manifest.kind === 'Service');
+
+    expect(services.map((service) => service.spec?.['type'] ?? 'ClusterIP')).toEqual(services.map(() => 'ClusterIP'));
+  });
+});
+
+describe('deploy/kubernetes/gateway.yaml', () => {
+  it('sets only settings the gateway knows, with values it accepts, REDIS_URL from the Secret', () => {
     const [container] = containers ?? [];
     const env = container?.env ?? [];
 
@@ -118,9 +158,11 @@ describe('deploy/kubernetes/gateway.yaml', () => {
     const values = Object.fromEntries(
       env.flatMap((variable) => (variable.value ? [[variable.name, variable.value]] : [])),
     );
-    const config = loadConfig([], { NODE_ENV: 'production', ...values, REDIS_URL: 'redis://redis:6379/0' });
+    const redisUrl = find('Secret', 'petstore-gateway-redis')?.stringData?.['url'] ?? '';
+    const config = loadConfig([], { NODE_ENV: 'production', ...values, REDIS_URL: redisUrl });
     // The Service reaches the pod on its own address, not on its loopback.
     expect(config.host).toBe('0.0.0.0');
+    expect(config.redisUrl).toBe(redisUrl);
   });
 
   it('probes liveness on /health and readiness on /readiness, on the container port, with resource limits', () => {
@@ -132,27 +174,78 @@ describe('deploy/kubernetes/gateway.yaml', () => {
     expect(container?.livenessProbe.httpGet.port).toBe('http');
     expect(container?.resources.limits).toEqual({ cpu: '2', memory: '1Gi' });
   });
-});
 
-describe('deploy/kubernetes/gateway.yaml: the Ingress', () => {
-  const text = read('kubernetes/gateway.yaml');
-  const ingress = manifests.find((manifest) => manifest.kind === 'Ingress') as
-    (Manifest & { metadata: { annotations: Record<string, string> } }) | undefined;
-
-  it("routes to the Service's http port, taking uploads as large as nginx.conf does, streamed", () => {
-    const [, bodySize] = /client_max_body_size (\S+);/.exec(read('nginx.conf')) ?? [];
-
-    expect(ingress?.spec['rules']).toMatchObject([
-      { http: { paths: [{ path: '/', backend: { service: { name: 'petstore-gateway', port: { name: 'http' } } } }] } },
-    ]);
-    expect(ingress?.metadata.annotations).toEqual({
-      'nginx.ingress.kubernetes.io/proxy-body-size': bodySize,
-      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+  it('has Prometheus scrape /metrics on each pod, on the container port', () => {
+    expect(template('petstore-gateway')?.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(containers?.[0]?.ports[0]?.containerPort),
+      'prometheus.io/path': '/metrics',
     });
   });
 
-  it("says to set ingress-nginx's enable-underscores-in-headers, without which api_key never arrives", () => {
-    expect(text).toMatch(/"enable-underscores-in-headers":"true"/);
-    expect(text).toMatch(/^#\s+enable-underscores-in-headers: "true"$/m);
+  it('runs the image of this release, which docs/deploy.md says how to build and push', () => {
+    const version = (JSON.parse(readFileSync(`${PROJECT_ROOT}package.json`, 'utf8')) as { version: string }).version;
+    const image = containers?.[0]?.image ?? '';
+    const docs = readFileSync(`${PROJECT_ROOT}docs/deploy.md`, 'utf8');
+
+    expect(image).toBe(`registry.example.com/petstore-gateway:${version}`);
+    expect(docs).toContain(`docker build -t ${image} .`);
+    expect(docs).toContain(`docker push ${image}`);
+  });
+});
+
+describe('deploy/kubernetes/httproute.yaml', () => {
+  const route = find('HTTPRoute', 'petstore-gateway');
+  type Rule = { matches: { path: { type: string; value: string } }[]; backendRefs: unknown[] };
+  const rules = (route?.spec?.['rules'] ?? []) as Rule[];
+
+  it('routes exactly the paths deploy/nginx.conf routes, and so not /metrics, /readiness or /health', () => {
+    const matches = rules.flatMap((rule) => rule.matches.map((match) => match.path));
+
+    expect(matches.map((path) => path.type)).toEqual(matches.map(() => 'Exact'));
+    expect(matches.map((path) => path.value).sort()).toEqual(nginxPublicPaths().sort());
+    expect(nginxPublicPaths()).not.toEqual(expect.arrayContaining([expect.stringMatching(/metrics|readiness|health/)]));
+  });
+
+  it("sends them to the gateway Service's port, through the Gateway the user names", () => {
+    const service = find('Service', 'petstore-gateway');
+    const port = (service?.spec?.['ports'] as { port: number }[] | undefined)?.[0]?.port;
+
+    expect(route?.spec?.['parentRefs']).toEqual([{ name: expect.any(String) }]);
+    expect(rules.map((rule) => rule.backendRefs)).toEqual(rules.map(() => [{ name: 'petstore-gateway', port }]));
+  });
+
+  it("says how to let the api_key header through an implementation that refuses underscores (Envoy Gateway's)", () => {
+    expect(read('kubernetes/httproute.yaml')).toMatch(/withUnderscoresAction: Allow/);
+  });
+});
+
+describe('deploy/kubernetes/redis.yaml', () => {
+  type Args = { args: string[]; image: string; ports: { name: string; containerPort: number }[] };
+  const redis = (template('petstore-gateway-redis')?.spec.containers[0] ?? {}) as Partial<Args>;
+  const composeRedis = (
+    parse(read('docker-compose.yml')) as { services: Record<string, { image: string; command: string[] }> }
+  ).services['redis'];
+
+  it("is the Redis the Secret's URL names: its Service, on its port", () => {
+    const url = new URL(find('Secret', 'petstore-gateway-redis')?.stringData?.['url'] ?? '');
+    const service = find('Service', 'petstore-gateway-redis');
+
+    expect(url.hostname).toBe(service?.metadata.name);
+    expect((service?.spec?.['ports'] as { port: number }[] | undefined)?.[0]?.port).toBe(Number(url.port));
+    expect(redis.ports?.[0]?.containerPort).toBe(Number(url.port));
+  });
+
+  it('runs as compose runs its Redis: the same image and settings (no persistence, volatile-lru)', () => {
+    expect(redis.image).toBe(composeRedis?.image);
+    expect(['redis-server', ...(redis.args ?? [])]).toEqual(composeRedis?.command);
+  });
+
+  it("lets only the gateway's pods connect", () => {
+    expect(find('NetworkPolicy', 'petstore-gateway-redis')?.spec).toEqual({
+      podSelector: { matchLabels: { app: 'petstore-gateway-redis' } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ podSelector: { matchLabels: { app: 'petstore-gateway' } } }], ports: [{ port: 'redis' }] }],
+    });
   });
 });

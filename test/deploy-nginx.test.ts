@@ -5,8 +5,9 @@
  * sharing one redis-server and one embedded emulator. Through the proxy: the README's first
  * query answers with both credentials (nginx passes `api_key` on), the caller's X-Request-Id
  * reaches the gateway and comes back (nginx's own id when there is none), an upload streams
- * through, a rate limit counts each caller's address, and when a replica stops mid-load nginx
- * moves on to the other.
+ * through, a rate limit counts each caller's address, when a replica stops mid-load nginx
+ * moves on to the other, and only what apps and people use is routed: /metrics, /readiness and
+ * /health are answered 404 by nginx itself, whatever the path's spelling.
  */
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -16,6 +17,7 @@ import { loadConfig } from '../src/config/index.js';
 import { startEmulator, type Emulator } from '../src/emulator/server.js';
 import { createGateway } from '../src/gateway.js';
 import { serve } from '../src/server.js';
+import { openWs } from './helpers/live.js';
 import { CLOSING, multipartOpening, openMultipart, uploadParts } from './helpers/multipart.js';
 import { nginxBinary, startNginx, type Nginx } from './helpers/nginx.js';
 import { PROJECT_ROOT } from './helpers/process.js';
@@ -194,6 +196,51 @@ function send(
   });
 }
 
+type PageAnswer = { status: number; contentType: string; body: string };
+
+/**
+ * GETs `path` exactly as written (no client-side normalization: `/graphql/../metrics` goes out as
+ * it is), from 127.0.0.4 (an address of its own: the other tests' rate limits do not count it),
+ * with this X-Request-Id, so that nginx's access log line of the request can be found.
+ */
+function getPath(origin: string, path: string, requestId: string, accept = 'application/json'): Promise<PageAnswer> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(origin);
+    const request = httpRequest(
+      { host: url.hostname, port: url.port, path, agent: false, localAddress: '127.0.0.4' },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('error', reject);
+        response.once('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: response.headers['content-type'] ?? '',
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
+    request.setHeader('accept', accept);
+    request.setHeader('x-request-id', requestId);
+    request.once('error', reject);
+    request.end();
+  });
+}
+
+/** The operations endpoints, and other spellings of them that nginx normalizes before it matches a path. */
+const INSIDE_PATHS = [
+  '/metrics',
+  '/readiness',
+  '/health',
+  '/metrics/',
+  '/metrics?format=text',
+  '/%6Detrics',
+  '/graphql/../metrics',
+  '//metrics',
+  '/readiness;/graphql',
+];
+
 const SKIPPED = NGINX === undefined ? ' (skipped: nginx is not installed; apt-get install nginx)' : '';
 // A whole skipped file shows no test names in the default reporter: say why here.
 if (NGINX === undefined) console.warn(`deploy/nginx.conf is not run${SKIPPED}`);
@@ -227,7 +274,15 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    deployment = await startDeployment(settings({ RATE_LIMIT_ADDRESS_PER_MINUTE: String(ADDRESS_LIMIT) }));
+    deployment = await startDeployment(
+      settings({
+        RATE_LIMIT_ADDRESS_PER_MINUTE: String(ADDRESS_LIMIT),
+        // Every public path answers: GraphiQL at /graphql, the MCP endpoint and its metadata.
+        GRAPHIQL: 'true',
+        MCP: 'true',
+        MCP_AUTHORIZATION_SERVERS: 'https://auth.example.com',
+      }),
+    );
     deployments.push(deployment);
   }, 30_000);
   afterEach(async () => {
@@ -352,6 +407,68 @@ describe.skipIf(NGINX === undefined)(`deploy/nginx.conf run by nginx in front of
       return lines.length === ADDRESS_LIMIT ? new Set(lines.map((line) => line.upstream)) : undefined;
     }, "nginx to log the caller's requests");
     expect(served).toEqual(new Set(deployment.replicas.map((replica) => replica.address)));
+  });
+
+  it('routes what apps and people use to a replica: the entry page, GraphiQL, /graphql, /mcp and its metadata', async () => {
+    const origin = deployment.nginx.origin;
+
+    const entry = await getPath(origin, '/', 'public-entry');
+    const graphiql = await getPath(origin, '/graphql', 'public-graphiql', 'text/html');
+    const query = await getPath(origin, `/graphql?query=${encodeURIComponent('{ __typename }')}`, 'public-query');
+    const mcp = await getPath(origin, '/mcp', 'public-mcp');
+    const metadata = await getPath(origin, '/.well-known/oauth-protected-resource/mcp', 'public-metadata');
+
+    expect(entry).toMatchObject({ status: 200, contentType: expect.stringContaining('application/json') });
+    expect(JSON.parse(entry.body)).toMatchObject({ graphql: '/graphql' });
+    expect(graphiql).toMatchObject({ status: 200, contentType: expect.stringContaining('text/html') });
+    expect(graphiql.body).toContain('<title>Pet store GraphQL gateway</title>');
+    // A GET without the CSRF header: the gateway's refusal, so the request reached it.
+    expect(query.status).toBe(403);
+    // The stateless MCP endpoint opens no stream: 405, POST only.
+    expect(mcp.status).toBe(405);
+    expect(JSON.parse(metadata.body)).toMatchObject({ authorization_servers: ['https://auth.example.com'] });
+    for (const id of ['public-entry', 'public-graphiql', 'public-query', 'public-mcp', 'public-metadata'])
+      expect((await deployment.accessLine(id)).upstream).toMatch(/^127\.0\.0\.1:\d+$/);
+  });
+
+  it('passes the WebSocket of /graphql through: a live query answers, with the credential of connection_init', async () => {
+    // Without the response cache: with it, an operation over the WebSocket ends in an internal
+    // error of the cache plugin in the gateway itself, with or without nginx in front.
+    const websocket = await startDeployment(settings({ LIVE_QUERIES: 'true', RESPONSE_CACHE_TTL_MS: '0' }));
+    deployments.push(websocket);
+    const live = openWs(`${websocket.nginx.origin}/graphql`, 'query @live { pet(id: "3") { id name } }', {
+      api_key: API_KEY,
+    });
+
+    try {
+      expect(await live.results.next()).toEqual({ data: { pet: { id: '3', name: 'Cat 3' } }, isLive: true });
+      expect(upstream()).toEqual([expectedGet('/api/v3/pet/3', 'api_key')]);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it.each(INSIDE_PATHS.map((path, index) => ({ path, id: `inside-${index}` })))(
+    'keeps $path inside: nginx answers 404 itself, asking no replica',
+    async ({ path, id }) => {
+      const answer = await getPath(deployment.nginx.origin, path, id);
+
+      expect(answer.status).toBe(404);
+      expect(answer.body).not.toMatch(/# HELP|"status"|upstreams/);
+      expect(await deployment.accessLine(id)).toMatchObject({ status: 404, upstream: '' });
+    },
+  );
+
+  it("serves /metrics and /readiness on each replica's own address, where Prometheus and the probes ask", async () => {
+    const [replica] = deployment.replicas;
+
+    const metrics = await getPath(`http://${replica.address}`, '/metrics', 'direct-metrics', 'text/plain');
+    const readiness = await getPath(`http://${replica.address}`, '/readiness', 'direct-readiness');
+
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toContain('# HELP');
+    expect(readiness.status).toBe(200);
+    expect(JSON.parse(readiness.body)).toMatchObject({ status: 'ready' });
   });
 
   it('moves on to the other replica when one stops mid-load, and no request fails', async () => {

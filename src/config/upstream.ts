@@ -34,9 +34,8 @@ export const UPSTREAM_SETTINGS = [
       'true: serve the embedded emulator whatever the URLs say; false: never (unset: when neither URL is set, ' +
       'outside production)',
     details:
-      "`true` serves the embedded emulator's demo data whatever else is set (even with `NODE_ENV=production`); " +
-      '`false` never does (then both URLs are required); unset: it serves when neither URL is set, outside ' +
-      'production',
+      "`true`: serve the embedded emulator's demo data, even in production; `false`: never (both URLs " +
+      'required); unset: when neither URL is set, outside production',
     parse: flag,
   },
   {
@@ -83,8 +82,8 @@ export const UPSTREAM_SETTINGS = [
       'identical upstream GETs in flight at the same time (same URL, Accept and credential) share one call: true or ' +
       'false',
     details:
-      'identical upstream `GET`s in flight at the same time, from any requests, share one call (same area, ' +
-      'path, query, `Accept` and credential); `false`: one call each. See [Shared in-flight ' +
+      'identical upstream `GET`s in flight at once share one call (same area, path, query, `Accept` and ' +
+      'credential); `false`: one call each. See [Shared in-flight ' +
       'calls](performance.md#shared-in-flight-calls)',
     parse: flag,
   },

@@ -10,109 +10,247 @@ import { GraphQLError, type ASTNode } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { UNAVAILABLE_STATUSES, UpstreamError, type UpstreamService } from './upstream/failure.js';
 
-/** Stable error codes of the gateway (`extensions.code`); docs/graph.md's Errors section lists them with their statuses. */
+/**
+ * Stable error codes of the gateway (`extensions.code`). Each code's comment is its one description: when it is
+ * sent (with the HTTP status of a request refused with it), then `What to do:`. `npm run docs` writes
+ * docs/error-codes.md from them.
+ */
 export type ErrorCode =
   // What an upstream answered, or failed to (a field error at the field that needed it).
-  /** the upstream has no such thing (404) */
+  /**
+   * the upstream has no such thing (404)
+   *
+   * What to do: check the id of the thing to change (a lookup answers null instead of this error)
+   */
   | 'NOT_FOUND'
-  /** the upstream needs a credential that was not sent or not accepted (401) */
+  /**
+   * the upstream needs a credential that was not sent or not accepted (401)
+   *
+   * What to do: send the credential the operation declares: `Authorization: Bearer <token>` or `api_key` (the
+   * operations table of docs/connect-upstreams.md says which); in GraphiQL, check the headers tab
+   */
   | 'UNAUTHENTICATED'
-  /** the upstream refused the credential (403) */
+  /**
+   * the upstream refused the credential (403)
+   *
+   * What to do: the upstream knows the credential but refuses it for this operation: ask its owner
+   */
   | 'FORBIDDEN'
-  /** the upstream answered with another failure, or with something the graph cannot use */
+  /**
+   * the upstream answered with another failure, or with something the graph cannot use
+   *
+   * What to do: the message is the gateway's own (`petstore answered getPetById with status 500`); what the
+   * upstream said is in the log line under the request's `x-request-id`. A redirect is never followed: a base URL
+   * with `http` where `https` is expected is the usual cause
+   */
   | 'UPSTREAM_ERROR'
-  /** the upstream did not answer in time */
+  /**
+   * the upstream did not answer in time
+   *
+   * What to do: the message names the limit that ran out; compare the upstream's latency
+   * (`upstream_request_duration_seconds`) with `UPSTREAM_TIMEOUT_MS` and the per-phase and per-area timeouts
+   */
   | 'UPSTREAM_TIMEOUT'
   /**
    * the upstream could not be reached, or answered 502, 503 or 504 (a 503's Retry-After as `extensions.retryAfter`);
    * or it was not called: its circuit is open (`extensions.retryAfter`, in seconds)
+   *
+   * What to do: `GET /readiness` says which upstream and why; check `PETSTORE_URL`, `PLANTS_URL` and the network.
+   * `circuit open` in the message: the area is not called until `extensions.retryAfter` seconds have passed
    */
   | 'UPSTREAM_UNAVAILABLE'
   /**
    * the field's REST area is not served by this deployment (its upstream URL is not set): nothing was called; the
    * schema is the same whatever a deployment serves
+   *
+   * What to do: ask a deployment that serves the area, or set its URL (`PETSTORE_URL`, `PLANTS_URL`) in this one
    */
   | 'UPSTREAM_NOT_SERVED'
   /**
    * the upstream answered 429, or was not called because it answered these credentials 429 with a Retry-After that
    * has not passed (`extensions.retryAfter`, in seconds)
+   *
+   * What to do: the upstream limits this caller (its credential), not the gateway: with `extensions.retryAfter`,
+   * this caller's calls to that area fail at once for that many seconds while other callers are still called;
+   * slow down, or ask the upstream for a higher limit
    */
   | 'UPSTREAM_RATE_LIMITED'
   // The caller's input.
-  /** a bad argument, variable or upload part: found by the gateway, or an upstream 400/409/422 */
+  /**
+   * a bad argument, variable or upload part: found by the gateway, or an upstream 400/409/422
+   *
+   * What to do: the message names the argument: an id that is not an int64, an empty user name, a `DateTime` without
+   * a time zone, more list items than `LIST_ARGUMENT_MAX_ITEMS`, a variable of the wrong type; an upstream
+   * 400/409/422 passes its own message on
+   */
   | 'BAD_USER_INPUT'
   /**
    * an uploaded file over UPLOAD_MAX_BYTES, more files than UPLOAD_MAX_FILES, or a body over REQUEST_MAX_BYTES (413)
+   *
+   * What to do: send smaller files or fewer, or raise `UPLOAD_MAX_BYTES`, `UPLOAD_MAX_FILES` or `REQUEST_MAX_BYTES`
    */
   | 'PAYLOAD_TOO_LARGE'
   // Requests refused as a whole, before anything ran (src/security/).
-  /** the request cannot be read: not JSON, not UTF-8, a bad Content-Length, variables that are not JSON (400) */
+  /**
+   * the request cannot be read: not JSON, not UTF-8, a bad Content-Length, variables that are not JSON (400)
+   *
+   * What to do: send `content-type: application/json` and a body `{"query": "..."}`; a JSON array (a batch) needs
+   * `BATCH_MAX_OPERATIONS`
+   */
   | 'BAD_REQUEST'
-  /** a POST whose content type carries no GraphQL request (415) */
+  /**
+   * a POST whose content type carries no GraphQL request (415)
+   *
+   * What to do: send `content-type: application/json`
+   */
   | 'UNSUPPORTED_MEDIA_TYPE'
-  /** the client sent more requests than its rate limit allows (429, with Retry-After) */
+  /**
+   * the client sent more requests than its rate limit allows (429, with Retry-After)
+   *
+   * What to do: wait `Retry-After` seconds; behind a proxy, set `TRUST_PROXY_HOPS`, or every client shares the
+   * proxy's budget
+   */
   | 'RATE_LIMITED'
-  /** rate limits kept in Redis cannot be checked and RATE_LIMIT_FAIL_CLOSED is set (503, with Retry-After) */
+  /**
+   * rate limits kept in Redis cannot be checked and RATE_LIMIT_FAIL_CLOSED is set (503, with Retry-After)
+   *
+   * What to do: Redis is unreachable: see `/readiness` and the log line `Redis unreachable`, or unset
+   * `RATE_LIMIT_FAIL_CLOSED` to let requests through meanwhile
+   */
   | 'RATE_LIMIT_UNAVAILABLE'
-  /** a browser-style request without a CSRF prevention header (403) */
+  /**
+   * a browser-style request without a CSRF prevention header (403)
+   *
+   * What to do: add `x-graphql-csrf: 1` (or another CSRF header) to GET, form and multipart requests
+   */
   | 'CSRF_HEADER_REQUIRED'
-  /** the operation nests fields deeper than QUERY_MAX_DEPTH (400) */
+  /**
+   * the operation nests fields deeper than QUERY_MAX_DEPTH (400)
+   *
+   * What to do: split the operation, or raise `QUERY_MAX_DEPTH`
+   */
   | 'QUERY_TOO_DEEP'
-  /** the operation has more aliases than QUERY_MAX_ALIASES (400) */
+  /**
+   * the operation has more aliases than QUERY_MAX_ALIASES (400)
+   *
+   * What to do: split the operation, or raise `QUERY_MAX_ALIASES`
+   */
   | 'TOO_MANY_ALIASES'
-  /** the document has more tokens than QUERY_MAX_TOKENS (400) */
+  /**
+   * the document has more tokens than QUERY_MAX_TOKENS (400)
+   *
+   * What to do: split the operation, or raise `QUERY_MAX_TOKENS`
+   */
   | 'TOO_MANY_TOKENS'
   /**
    * variables or extensions that nest arrays and objects, a document that nests brackets, or fragments that spread
    * one another, deeper than INPUT_MAX_DEPTH (400, whatever the Accept header)
+   *
+   * What to do: flatten the input; no operation of this graph comes near the limit
    */
   | 'INPUT_TOO_DEEP'
-  /** the operation has more directives than QUERY_MAX_DIRECTIVES (400) */
+  /**
+   * the operation has more directives than QUERY_MAX_DIRECTIVES (400)
+   *
+   * What to do: split the operation, or raise `QUERY_MAX_DIRECTIVES`
+   */
   | 'TOO_MANY_DIRECTIVES'
-  /** the operation's estimated cost is over QUERY_MAX_COST (400) */
+  /**
+   * the operation's estimated cost is over QUERY_MAX_COST (400)
+   *
+   * What to do: ask for fewer entities per operation, or raise `QUERY_MAX_COST`
+   */
   | 'QUERY_TOO_COSTLY'
-  /** a browser opened the GraphQL endpoint while GRAPHIQL is off (404): the message says how to send a query */
+  /**
+   * a browser opened the GraphQL endpoint while GRAPHIQL is off (404): the message says how to send a query
+   *
+   * What to do: send queries by POST, or set `GRAPHIQL=true` where a GraphiQL is wanted
+   */
   | 'GRAPHIQL_DISABLED'
-  /** `__schema`, `__type` or `_service` while INTROSPECTION is off (400) */
+  /**
+   * `__schema`, `__type` or `_service` while INTROSPECTION is off (400)
+   *
+   * What to do: set `INTROSPECTION=true` where tools need the schema, or use the committed `schema/printed/`
+   */
   | 'INTROSPECTION_DISABLED'
-  /** APQ: no document is kept for this hash yet; send it with its hash once (404) */
+  /**
+   * APQ: no document is kept for this hash yet; send it with its hash once (404)
+   *
+   * What to do: send the document once with its hash, as Apollo Client's persisted queries link does by itself
+   */
   | 'PERSISTED_QUERY_NOT_FOUND'
-  /** APQ: the document sent does not have the sha256 hash sent with it (400) */
+  /**
+   * APQ: the document sent does not have the sha256 hash sent with it (400)
+   *
+   * What to do: hash the exact text sent (SHA-256, hex)
+   */
   | 'PERSISTED_QUERY_MISMATCH'
-  /** APQ is off (APQ=false) and the request named a document by hash (400) */
+  /**
+   * APQ is off (APQ=false) and the request named a document by hash (400)
+   *
+   * What to do: send the document's text with each request, or set `APQ=true`
+   */
   | 'PERSISTED_QUERY_NOT_SUPPORTED'
-  /** TRUSTED_DOCUMENTS is set and the request sent a document text or no hash (400) */
+  /**
+   * TRUSTED_DOCUMENTS is set and the request sent a document text or no hash (400)
+   *
+   * What to do: send the document's key, not its text (docs/trusted-documents.md)
+   */
   | 'TRUSTED_DOCUMENT_REQUIRED'
-  /** TRUSTED_DOCUMENTS is set and the hash is not in the manifest (400) */
+  /**
+   * TRUSTED_DOCUMENTS is set and the hash is not in the manifest (400)
+   *
+   * What to do: deploy the manifest of every app release in use with the gateway (docs/trusted-documents.md)
+   */
   | 'TRUSTED_DOCUMENT_NOT_FOUND'
   /**
    * the operation uses @defer or @stream and the Accept header allows neither multipart/mixed nor
    * text/event-stream, the media types of an answer in parts (406, before anything runs)
+   *
+   * What to do: accept `multipart/mixed` or `text/event-stream`, or drop the directives
    */
   | 'INCREMENTAL_DELIVERY_NOT_ACCEPTED'
-  /** the operation needed more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION (a field error) */
+  /**
+   * the operation needed more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION (a field error)
+   *
+   * What to do: ask for fewer entities per operation, or raise `UPSTREAM_MAX_CALLS_PER_OPERATION`
+   */
   | 'UPSTREAM_FANOUT_LIMIT'
   /**
    * a `@live` query refused: LIVE_QUERIES_MAX live queries are open, or LIVE_QUERIES_PER_CLIENT_MAX of this client's
    * (the stream's only answer, with no data)
+   *
+   * What to do: close live queries the client no longer shows, or raise the limit; see `live_queries_open` and
+   * `live_query_refusals_total`
    */
   | 'LIVE_QUERY_LIMIT'
   // The gateway's own failure.
   /**
    * the gateway failed outside GraphQL execution (a module that did not load, a plugin or the handler that threw,
    * an answer that could not be written): 500, message `Unexpected error.`, the detail in the server log only
+   *
+   * What to do: a bug: the log has an `error` line with the stack under the same `requestId`
    */
   | 'INTERNAL_SERVER_ERROR'
-  /** the document does not parse: GraphQL's own code, sent by yoga (400; 200 under `Accept: application/json` alone) */
+  /**
+   * the document does not parse: GraphQL's own code, sent by yoga (400; 200 under `Accept: application/json` alone)
+   *
+   * What to do: GraphiQL underlines the syntax error
+   */
   | 'GRAPHQL_PARSE_FAILED'
   /**
    * the document does not validate against the schema (an unknown field, a wrong enum value, a
    * fragment cycle): GraphQL's own code, sent by yoga (400; 200 under `Accept: application/json` alone)
+   *
+   * What to do: check the field against the schema (`npm run schema:print`); a `subscription` is refused this way:
+   * send a `@live` query instead
    */
   | 'GRAPHQL_VALIDATION_FAILED'
   /**
    * the document holds several operations and `operationName` names none of them: the executor's
    * code (200 under `Accept: application/json`, 400 under `application/graphql-response+json`)
+   *
+   * What to do: send the name of the operation to run as `operationName`
    */
   | 'OPERATION_RESOLUTION_FAILURE';
 

@@ -1,28 +1,29 @@
 /**
- * The docs say what the gateway does: docs/configuration.md's table is the one the settings in
- * src/config/ generate; every code `ErrorCode` lists is documented, and every documented code
- * is one the gateway sends; and each status the security page gives a refusal is the status a
- * request of that kind gets, under both media types the page distinguishes. Figures in the docs
- * name the benchmark run they come from.
+ * The docs say what the gateway does: the settings, error codes and metrics references are what
+ * the code generates; the user pages stay short, are each linked from the index, and name only
+ * settings, codes, metrics, scripts, files and headings that exist; each status the security page
+ * gives a refusal is the status a request of that kind gets, under both media types the page
+ * distinguishes; figures name the benchmark run they come from. test/docs-examples.test.ts runs
+ * the pages' examples.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { accepts, CONFIGURATION_PAGE, renderConfigurationPage } from '../scripts/config-docs.js';
-import { SETTINGS } from '../src/config/index.js';
+import { accepts, declaredMetrics, documentedCodes, GENERATED_PAGES, generatedPages } from '../scripts/config-docs.js';
+import { EMULATOR_SETTINGS, SETTINGS } from '../src/config/index.js';
 import type { GatewayConfig } from '../src/gateway.js';
+import { USER_PAGES } from './helpers/docs.js';
 import { errorCodeUnion } from './helpers/error-codes.js';
 import { useObserved } from './helpers/observed.js';
 import { PROJECT_ROOT } from './helpers/process.js';
 
 const read = (file: string) => readFileSync(`${PROJECT_ROOT}${file}`, 'utf8');
 
-describe('docs/configuration.md', () => {
-  it('holds the settings tables src/config/ generates (npm run docs writes it)', () => {
-    const page = read(CONFIGURATION_PAGE);
-    expect(renderConfigurationPage(page)).toBe(page);
+describe('the generated references (npm run docs writes them)', () => {
+  it.each(Object.values(GENERATED_PAGES))('%s is what the code generates', async (page) => {
+    expect(read(page)).toBe((await generatedPages())[page]);
   });
 
   it.each(SETTINGS.map((setting) => ({ env: setting.env, setting })))(
@@ -35,33 +36,89 @@ describe('docs/configuration.md', () => {
       if (setting.default === undefined) expect(meaning).toMatch(/\bunset\b/);
     },
   );
-});
 
-describe('error codes', () => {
-  it('every code the gateway sends is in the errors table of docs/graph.md, and no other', () => {
-    const page = read('docs/graph.md');
-    const table = page.slice(
-      page.indexOf('| `extensions.code` | When |'),
-      page.indexOf('\n\n', page.indexOf('| `extensions.code`')),
-    );
-    const firstCells = table.split('\n').map((line) => line.split(' | ')[0] ?? '');
-    const documented = firstCells.flatMap((cell) =>
-      [...cell.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] ?? ''),
-    );
-    expect([...new Set(documented)].sort()).toEqual(errorCodeUnion());
-  });
-
-  it('every code has a row in the troubleshooting table of docs/operations.md', () => {
-    const page = read('docs/operations.md');
-    const start = page.indexOf('| `extensions.code` | What to check |');
-    const table = page.slice(start, page.indexOf('\n\n', start));
-    const rows = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) =>
-      [...(row[1] ?? '').matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1] ?? ''),
-    );
-    expect(start).toBeGreaterThan(0);
-    expect([...new Set(rows)].sort()).toEqual(errorCodeUnion());
+  it('has every code of ErrorCode, each saying when it is sent and what to do', () => {
+    const codes = documentedCodes();
+    expect(codes.map(({ code }) => code).sort()).toEqual(errorCodeUnion());
+    for (const { code, when, whatToDo } of codes)
+      expect({ code, when: when.length > 10, whatToDo: whatToDo.length > 10 }).toEqual({
+        code,
+        when: true,
+        whatToDo: true,
+      });
   });
 });
+
+describe('the user pages', () => {
+  const words = (file: string) => read(file).split(/\s+/).filter(Boolean).length;
+
+  it('are short: at most 2,500 words each and 15,000 together', () => {
+    const counts = Object.fromEntries(USER_PAGES.map((file) => [file, words(file)]));
+    expect(Object.entries(counts).filter(([, count]) => count > 2500)).toEqual([]);
+    expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBeLessThanOrEqual(15_000);
+  });
+
+  it('are each linked from docs/README.md, which the README links', () => {
+    const index = read('docs/README.md');
+    for (const file of USER_PAGES.filter((page) => page.startsWith('docs/') && page !== 'docs/README.md'))
+      expect(index, file).toContain(`](${file.slice('docs/'.length)})`);
+    expect(read('README.md')).toContain('](docs/README.md)');
+  });
+
+  it.each([...USER_PAGES, 'CHANGELOG.md'])(
+    '%s names only settings, codes, metrics and scripts that exist',
+    async (file) => {
+      const page = read(file);
+      const metrics = new Set((await declaredMetrics()).map(({ name }) => name));
+      const known = new Set<string>([
+        ...[...SETTINGS, ...EMULATOR_SETTINGS].map((setting): string => setting.env),
+        ...errorCodeUnion(),
+      ]);
+      const retired = file === 'CHANGELOG.md' ? /^(UPSTREAM_CIRCUIT_FAILURES|REQUEST_ENTITY_TOO_LARGE)$/ : /^$/;
+      const names = [...page.matchAll(/`([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b/g)].map((match) => match[1] ?? '');
+      expect(
+        names.filter(
+          (name) => !known.has(name) && !/^(NODE_ENV|NODE_OPTIONS|OTEL_[A-Z_]+)$/.test(name) && !retired.test(name),
+        ),
+      ).toEqual([]);
+      const named = [
+        ...page.matchAll(/`((?:graphql|upstream|redis|live|mcp)_[a-z_]+?(?:_total|_seconds|_state|_open))\b/g),
+      ];
+      expect(named.map((match) => match[1] ?? '').filter((name) => !metrics.has(name))).toEqual([]);
+      const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
+      const run = [...page.matchAll(/npm run (?:--silent )?([\w:-]+)/g)].map((match) => match[1] ?? '');
+      expect(run.filter((script) => !scripts.includes(script))).toEqual([]);
+    },
+  );
+
+  it.each([...USER_PAGES, 'CHANGELOG.md', ...contributorPages()])(
+    '%s links only to files and headings that exist',
+    (file) => {
+      const broken: string[] = [];
+      for (const [, target = ''] of read(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^(https?:|mailto:)/.test(target)) continue;
+        const [path = '', anchor] = target.split('#');
+        const resolved = path === '' ? file : join(dirname(file), path);
+        if (!existsSync(`${PROJECT_ROOT}${resolved}`)) broken.push(target);
+        else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(read(resolved)).has(anchor))
+          broken.push(target);
+      }
+      expect(broken).toEqual([]);
+    },
+  );
+});
+
+/** The anchors of a page: its headings' slugs, and its `<a id>`s. */
+function anchors(page: string): Set<string> {
+  const headings = [...page.matchAll(/^#+ (.+)$/gm)].map((match) => slug(match[1] ?? ''));
+  const ids = [...page.matchAll(/<a id="([^"]+)"/g)].map((match) => match[1] ?? '');
+  return new Set([...headings, ...ids]);
+}
+
+/** docs/contributing/'s pages. */
+function contributorPages(): string[] {
+  return readdirSync(`${PROJECT_ROOT}docs/contributing`).map((name) => `docs/contributing/${name}`);
+}
 
 /** A refusal the security page documents: how to provoke it, and on which gateway. */
 type Provoked = { overrides?: Partial<GatewayConfig>; send(url: string, accept: string): Promise<Response> };
@@ -150,7 +207,10 @@ const PROVOKED: Record<string, Provoked> = {
 };
 
 /** Refusals whose set-up needs a server this file does not start: where each is checked instead. */
-const CHECKED_ELSEWHERE: Record<string, string> = { RATE_LIMIT_UNAVAILABLE: 'test/redis-faults.test.ts' };
+const CHECKED_ELSEWHERE: Record<string, string> = {
+  RATE_LIMIT_UNAVAILABLE: 'test/redis-faults.test.ts',
+  INTERNAL_SERVER_ERROR: 'test/lifecycle-masking.test.ts',
+};
 
 /** `status code` pairs of the security page's table ("413 `PAYLOAD_TOO_LARGE`"), each code's first. */
 function documentedStatuses(): Map<string, number> {
@@ -194,11 +254,6 @@ describe('docs/security.md', () => {
     }
   });
 });
-
-/** The pages a user reads: the README and docs/ (decision records aside: they keep the figures that decided them). */
-const USER_PAGES = ['README.md', ...readdirSync(`${PROJECT_ROOT}docs`).filter((name) => name.endsWith('.md'))].map(
-  (name) => (name === 'README.md' ? name : `docs/${name}`),
-);
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 const slug = (heading: string) =>

@@ -15,14 +15,9 @@ export const CACHE_SETTINGS = [
       'off, on, or per-operation freshness for answers without caching headers ' +
       '(getPetById:30s,getInventory:5s, or a file of them)',
     details:
-      'the upstream cache: pet store `GET` answers kept per REST resource and per caller credential (a ' +
-      "fingerprint), as the upstream's caching headers allow (RFC 9111: `Cache-Control`, `Expires`, `Vary`, " +
-      'validators, `stale-while-revalidate`, `stale-if-error`), and dropped when a write through the gateway ' +
-      'changes them. `off`; `on` (the headers only); or `operation:duration,…` (e.g. ' +
-      '`getPetById:30s,getInventory:5s`; `ms`, `s`, `m`, `h`), which also gives answers that say nothing of ' +
-      'their freshness (the reference pet store sends no caching headers) that long; or the path of a file ' +
-      '(starting with `/` or `.`) holding such a list. With `WORKERS` other than `1` (`auto` in production and ' +
-      'in the image) it needs `REDIS_URL`, or the start is refused. See [Upstream cache](upstream-cache.md)',
+      'cache of pet store `GET` answers per credential, as their HTTP headers allow: `off`, `on`, or ' +
+      '`operation:duration,…` (`getPetById:30s`) for answers without headers; needs `REDIS_URL` with ' +
+      'several workers. See [Upstream cache](upstream-cache.md)',
     parse: upstreamCache,
   },
   {
@@ -32,8 +27,8 @@ export const CACHE_SETTINGS = [
     description:
       'most answers the upstream cache keeps in this process (without REDIS_URL); least recently used go first',
     details:
-      'most answers the upstream cache keeps in one process (least recently used go first). With `REDIS_URL` ' +
-      'they are kept in Redis instead, each with its own expiry',
+      'most answers the upstream cache keeps in one process, least recently used first out (in Redis with ' +
+      '`REDIS_URL`)',
     parse: integer(1, 10_000_000),
   },
   {
@@ -53,10 +48,8 @@ export const CACHE_SETTINGS = [
     description:
       'serve repeated identical queries of one caller from memory for this long, in milliseconds; 0: no response cache',
     details:
-      'keep the answer of a query for this long and serve identical queries (same document, variables and ' +
-      'credentials) from memory (from Redis with `REDIS_URL`); `0`: no response cache, unless ' +
-      '`RESPONSE_CACHE_TTL_PER_TYPE` gives types a lifetime. See [Response ' +
-      'cache](performance.md#response-cache)',
+      "keep a query's answer this long for the same document, variables and credentials; `0`: off. See " +
+      '[Response cache](performance.md#response-cache)',
     parse: integer(0, 86_400_000),
   },
   {
@@ -66,10 +59,8 @@ export const CACHE_SETTINGS = [
     description:
       'cache lifetime of answers holding a type or field, in milliseconds: Type=ms,Type.field=ms (e.g. Inventory=1000)',
     details:
-      'other lifetimes for answers holding a type or field: `Type=ms,Type.field=ms`, e.g. ' +
-      '`Inventory=0,Pet=5000` (`0`: never kept); each type and field is checked against the schema at start (a ' +
-      'misspelling is refused, naming the one meant); set alone, only answers holding its types are kept; ' +
-      'unset: every answer gets `RESPONSE_CACHE_TTL_MS`',
+      'other lifetimes for answers holding a type or field, `Type=ms,Type.field=ms` (`Inventory=0`: never ' +
+      'kept), checked against the schema at start; unset: every answer gets `RESPONSE_CACHE_TTL_MS`',
     parse: ttlPerType,
   },
 ] as const satisfies readonly Setting[];

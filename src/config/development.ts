@@ -37,10 +37,8 @@ export const DEVELOPMENT_SETTINGS = [
     description:
       'answer a request that sends x-gateway-explain: 1 with extensions.upstream (its upstream calls): true or false',
     details:
-      'a request that sends `x-gateway-explain: 1` gets `extensions.upstream` in its answer: each upstream ' +
-      'call it made, in order, with its method, path template, status, duration and whether it was batched, ' +
-      'shared or cached (never a query string, a body or a credential); off, the header is ignored. See ' +
-      '[Explain](operations.md#explain-what-a-query-costs-the-upstream)',
+      'a request that sends `x-gateway-explain: 1` gets `extensions.upstream`, each upstream call it made; ' +
+      'off, the header is ignored. See [Explain](operations.md#explain-what-a-query-costs-the-upstream)',
     parse: flag,
   },
   {

@@ -73,8 +73,8 @@ export const LIMIT_SETTINGS = [
       'fragments spreading one another (checked before parsing)',
     // graphql-js parses recursively: past about 1,500 levels its stack overflows.
     details:
-      'deepest nesting of arrays and objects in variables and extensions, of brackets in a document, and of ' +
-      'fragments spreading one another, checked before parsing (400 `INPUT_TOO_DEEP`); at most 500',
+      "deepest nesting in variables, extensions, a document's brackets and fragment spreads, checked before " +
+      'parsing (400 `INPUT_TOO_DEEP`)',
     parse: integer(1, 500),
   },
   {
@@ -118,9 +118,8 @@ export const LIMIT_SETTINGS = [
     default: '0',
     description: 'requests per minute of one client (its credential, else its address); 0: no limit',
     details:
-      'requests per minute of one client: its credential, or its address when it sends none. 429 ' +
-      '`RATE_LIMITED` with `Retry-After`; `0`: no limit per client. See [Rate limits](security.md) before ' +
-      'turning it on behind a proxy',
+      'requests per minute of one client (its credential, else its address): 429 `RATE_LIMITED`; `0`: no ' +
+      'limit. See [Rate limits](security.md#rate-limits)',
     parse: integer(0, 100_000_000),
   },
   {

@@ -14,11 +14,9 @@ export const LIVE_QUERY_SETTINGS = [
       'live queries: `query @live` over server-sent events or graphql-ws is answered again whenever what it shows ' +
       'changes; true or false',
     details:
-      '`query @live { … }` over server-sent events or the graphql-ws WebSocket (`/graphql`) is answered again ' +
-      'whenever what it shows changes: a write through the same process at once (through any worker or replica ' +
-      'with `REDIS_URL`), a change made at the upstream within `LIVE_POLL_INTERVAL_MS`. Off by default: each ' +
-      "live query holds a connection open and has the gateway poll the upstream with its caller's credential. " +
-      'See [Live queries](live-queries.md)',
+      'answer `query @live { … }` again whenever what it shows changes (server-sent events or graphql-ws); ' +
+      'off by default, as each holds a connection and polls the upstream. See [Live ' +
+      'queries](live-queries.md)',
     parse: flag,
   },
   {
@@ -37,9 +35,8 @@ export const LIVE_QUERY_SETTINGS = [
       'most live queries one client (its credential, else its address) has open in one process; more are refused ' +
       'with LIVE_QUERY_LIMIT',
     details:
-      'most live queries one client has open in one process: a client is its credential (bearer token or ' +
-      '`api_key`) when it sends one, else its address (as the rate limit reads it, `TRUST_PROXY_HOPS`); more ' +
-      'are refused with `LIVE_QUERY_LIMIT`',
+      'most live queries one client (its credential, else its address) has open in one process; more get ' +
+      '`LIVE_QUERY_LIMIT`',
     parse: integer(1, 100_000),
   },
   {
@@ -50,8 +47,8 @@ export const LIVE_QUERY_SETTINGS = [
       'how often the upstream reads that live queries watch are polled for changes made behind the gateway, in ' +
       'milliseconds',
     details:
-      'how often each upstream read a live query watches is polled for changes made behind the gateway (one ' +
-      'poll per read, credential and interval, however many live queries watch it)',
+      'how often each upstream read a live query watches is polled, once per read and credential however ' +
+      'many watch it',
     parse: integer(100, 3_600_000),
   },
   {

@@ -38,10 +38,8 @@ export const MCP_SETTINGS = [
     description:
       'serve the Model Context Protocol at /mcp: chosen GraphQL operations as tools for AI agents; true or false',
     details:
-      "serve the Model Context Protocol (Streamable HTTP, stateless) at `/mcp` on the gateway's own port: the " +
-      'operations of `MCP_OPERATIONS` become tools an AI agent can list and call, run through the same pipeline ' +
-      "as GraphQL requests with the agent's `Authorization` and `api_key` headers. Off by default: it opens a second " +
-      'way in. See [MCP](mcp.md)',
+      'serve the Model Context Protocol at `/mcp`: the operations of `MCP_OPERATIONS` become tools an AI ' +
+      'agent calls with its own credentials; off by default, as it opens a second way in. See [MCP](mcp.md)',
     parse: flag,
   },
   {
@@ -50,9 +48,8 @@ export const MCP_SETTINGS = [
     default: undefined,
     description: 'folder of .graphql files whose named operations are the MCP tools; unset: schema/mcp/ as shipped',
     details:
-      'folder of `.graphql` files whose named operations (and the fragments they spread) are the MCP tools, each ' +
-      'checked against the schema at start; unset: the tools the gateway ships in `schema/mcp/` (GetPet, ' +
-      'FindPetsByStatus, GetInventory, GetOrder, GetUser, and the mutation AddPet)',
+      'folder of `.graphql` files whose named operations are the MCP tools; unset: the ones shipped in ' +
+      '`schema/mcp/`',
     parse: (raw: string) => raw,
   },
   {
@@ -61,8 +58,8 @@ export const MCP_SETTINGS = [
     default: 'none',
     description: 'the mutations of MCP_OPERATIONS that become tools: none, all, or their names (comma-separated)',
     details:
-      'the mutations among the operations of `MCP_OPERATIONS` that become tools: `none`, `all`, or their names ' +
-      '(`AddPet,PlaceOrder`); a name that is no mutation there stops the start. Queries are always tools',
+      'mutations of `MCP_OPERATIONS` that become tools: `none`, `all`, or their names (`AddPet`); queries ' +
+      'always are',
     parse: mutationNames,
   },
   {
@@ -73,11 +70,8 @@ export const MCP_SETTINGS = [
       "OAuth authorization servers (issuer URLs, comma-separated) where agents get a bearer token, named in /mcp's " +
       'protected resource metadata (RFC 9728); unset: none',
     details:
-      'the OAuth authorization servers (their issuer URLs, comma separated) where an agent gets a bearer token for ' +
-      'the upstreams: set, `/.well-known/oauth-protected-resource/mcp` names them (RFC 9728), and a POST to `/mcp` ' +
-      'with no credential at all is answered 401 with a `WWW-Authenticate` header pointing there, as MCP clients ' +
-      'expect to discover where to sign in; unset: no metadata document, and no 401. The gateway never checks ' +
-      'tokens itself',
+      'OAuth issuer URLs (comma separated) where an agent gets a token, named in the resource metadata and a ' +
+      '401 to `/mcp` without a credential; unset: neither',
     parse: urls,
   },
 ] as const satisfies readonly Setting[];

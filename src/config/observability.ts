@@ -12,10 +12,9 @@ export const OBSERVABILITY_SETTINGS = [
     default: 'info',
     description: 'least severe log level written: debug, info, warn or error',
     details:
-      'least severe log level written (JSON lines on stdout, see [Logs](operations.md#logs)): `debug`, `info`, ' +
-      '`warn`, `error`. One `info` line per request; expected failures (an upstream 4xx) are one more `info` ' +
-      'line, unexpected errors an `error` with their stack; each upstream retry is a `debug` line, and `debug` ' +
-      "adds each request's headers and variables (secrets redacted) to its line",
+      "least severe level written as JSON lines on stdout: `debug` (adds each request's headers and " +
+      'variables, secrets redacted, and each retry), `info`, `warn`, `error`. See ' +
+      '[Logs](operations.md#logs)',
     parse: oneOf('debug', 'info', 'warn', 'error'),
   },
   {
@@ -25,11 +24,8 @@ export const OBSERVABILITY_SETTINGS = [
     productionDefault: '0.01',
     description: 'share of the requests that went well whose info line is written; a failed one always is',
     details:
-      'share of the requests that went well (no error in the answer, a status below 400) whose `info` line ' +
-      'is written, from 0 to 1 (`0`: only the lines of failed requests); a request that failed always has ' +
-      'its line, and at `LOG_LEVEL=debug` every request does. A line costs about a fifth of the CPU of a ' +
-      'cheap request, and `/metrics` counts and ' +
-      'times every request (see [Logs](operations.md#logs) and [the decision](decisions/0011-request-log-sample.md))',
+      'share of the requests that went well whose `info` line is written, from 0 to 1 (`0`: only failed ' +
+      'requests); a failed request always has its line. See [Logs](operations.md#logs)',
     parse: ratio,
   },
   {
@@ -37,7 +33,7 @@ export const OBSERVABILITY_SETTINGS = [
     env: 'METRICS',
     default: 'true',
     description: 'serve Prometheus metrics at /metrics: true or false',
-    details: 'serve Prometheus metrics at `GET /metrics` (see [Metrics](operations.md#metrics))',
+    details: 'serve Prometheus metrics at `GET /metrics` (see [Metrics](metrics.md))',
     parse: flag,
   },
   {
@@ -72,9 +68,8 @@ export const OBSERVABILITY_SETTINGS = [
     default: undefined,
     description: 'OTLP/HTTP collector base URL; traces go to {it}/v1/traces (setting it turns tracing on)',
     details:
-      'OpenTelemetry collector (OTLP/HTTP) base URL; spans go to `{it}/v1/traces`. Setting it turns tracing on ' +
-      '(see [Tracing](operations.md#tracing)); unset, with the one below unset too: no spans are sent unless ' +
-      '`OTEL_TRACES_EXPORTER` asks (`otlp` then sends to `http://localhost:4318`)',
+      'OTLP/HTTP collector base URL (spans go to `{it}/v1/traces`); setting it turns tracing on; unset: no ' +
+      'spans unless `OTEL_TRACES_EXPORTER` asks. See [Tracing](operations.md#tracing)',
     parse: url,
   },
   {

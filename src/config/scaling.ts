@@ -26,11 +26,8 @@ export const SCALING_SETTINGS = [
       'redis:// or rediss:// URL (password and database index allowed) of the Redis that every process and ' +
       'replica shares: rate-limit counters, response cache, APQ documents',
     details:
-      '`redis://` or `rediss://` (TLS) URL of the Redis that every worker and replica shares, with password ' +
-      'and database index if needed (`rediss://:password@redis:6380/2`): rate-limit counters, the response ' +
-      'cache, APQ documents, the upstream cache, the change feed (what a write through one replica changed, ' +
-      "for the others' caches, shared calls and live queries) and each area's circuit and `Retry-After` hold; " +
-      'unset: each process keeps its own. See [Scaling out](deploy.md#scaling-out)',
+      '`redis://` or `rediss://` URL of the Redis every worker and replica shares state in; unset: each ' +
+      'process keeps its own. See [Scaling out](deploy.md#scaling-out)',
     parse: redisUrl,
   },
   {

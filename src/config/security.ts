@@ -22,9 +22,8 @@ export const SECURITY_SETTINGS = [
     default: undefined,
     description: 'origins whose pages may call the gateway (comma-separated), or *; unset: same origin only',
     details:
-      'origins whose pages may call the gateway, comma separated ' +
-      '(`https://app.example.com,https://admin.example.com`), or `*` (any page, without cookies or HTTP ' +
-      "authentication); unset: no CORS headers, so only pages of the gateway's own origin can read its answers",
+      'origins whose pages may call the gateway, comma separated, or `*` (without credentials); unset: no ' +
+      "CORS headers, only the gateway's own origin",
     parse: origins,
   },
   {
@@ -45,9 +44,8 @@ export const SECURITY_SETTINGS = [
       'automatic persisted queries (Apollo APQ): a document sent once with its sha256 hash runs by hash after; ' +
       'true or false (off while TRUSTED_DOCUMENTS is set)',
     details:
-      "automatic persisted queries (Apollo's protocol): a document sent once with its SHA-256 hash runs by " +
-      'hash afterwards; `false` answers hashes with 400 `PERSISTED_QUERY_NOT_SUPPORTED`. Off while ' +
-      '`TRUSTED_DOCUMENTS` is set. See [Persisted queries](security.md)',
+      'automatic persisted queries: a document sent once with its SHA-256 hash runs by hash afterwards; off ' +
+      'while `TRUSTED_DOCUMENTS` is set. See [Persisted queries](graph.md#persisted-queries)',
     parse: flag,
   },
   {
@@ -56,8 +54,8 @@ export const SECURITY_SETTINGS = [
     default: '1000',
     description: 'most APQ documents kept in this process (without REDIS_URL); the least recently used go first',
     details:
-      'most APQ documents one process keeps (least recently used go first; each for 24 hours at most). With ' +
-      '`REDIS_URL` they are kept in Redis instead',
+      'most APQ documents one process keeps, each 24 h at most, least recently used first out (in Redis with ' +
+      '`REDIS_URL`)',
     parse: integer(1, 1_000_000),
   },
 ] as const satisfies readonly Setting[];

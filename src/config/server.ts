@@ -31,12 +31,8 @@ export const SERVER_SETTINGS = [
     default: '10000',
     description: 'on SIGTERM/SIGINT, time in-flight requests get to finish, in milliseconds',
     details:
-      'on `SIGTERM` or `SIGINT` the gateway stops listening; a keep-alive connection that carries one more ' +
-      'request gets it answered with `Connection: close`, idle ones are closed after min(1 s, half this); ' +
-      'requests in flight get this long to finish, then are cut (`0`: at once). Then the upstream pools, Redis ' +
-      'and tracing close, and the process exits 0. Whatever hangs, it exits by this + 1.6 s (a cluster primary ' +
-      '+ 1.8 s, killing stuck workers), with code 1 when the stop did not end cleanly. A second signal cuts at ' +
-      'once. See [Stopping](operations.md#stopping)',
+      'on `SIGTERM` or `SIGINT`, how long requests in flight get to finish before they are cut (`0`: at ' +
+      'once); whatever hangs, the process exits by this + 1.6 s. See [Stopping](operations.md#stopping)',
     parse: integer(0, 600_000),
   },
   {
@@ -48,10 +44,8 @@ export const SERVER_SETTINGS = [
       'GraphQL answers larger than this many bytes are compressed (br, else gzip) for clients whose Accept-Encoding ' +
       'asks; 0: never (the GraphiQL page is compressed whatever this says)',
     details:
-      "GraphQL answers larger than this many bytes are compressed when the client's `Accept-Encoding` asks " +
-      '(brotli at quality 1, else gzip at level 1), on both HTTP paths, with `Vary: Accept-Encoding`; smaller ' +
-      'ones are sent as they are. `0`: never. The GraphiQL page is compressed once and sent with an `ETag` (a ' +
-      'reload is a 304) whatever this says',
+      "GraphQL answers larger than this many bytes are compressed (brotli, else gzip) when the client's " +
+      '`Accept-Encoding` asks; `0`: never',
     parse: integer(0, 2 ** 31),
   },
 ] as const satisfies readonly Setting[];

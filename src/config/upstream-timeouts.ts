@@ -12,8 +12,8 @@ export const UPSTREAM_TIMEOUT_SETTINGS = [
     default: '10000',
     description: 'deadline of one upstream call, connect to last byte, retries included, in milliseconds',
     details:
-      'deadline of one upstream call, from the first connect to the last body byte, retries and the waits ' +
-      'between them included; also what bounds each phase below that is not set',
+      'deadline of one upstream call, retries and the waits between them included; also bounds each phase ' +
+      'below that is not set',
     parse: integer(1, 600_000),
   },
   {
@@ -31,8 +31,8 @@ export const UPSTREAM_TIMEOUT_SETTINGS = [
     default: undefined,
     description: 'time from sending a request to the response headers, in milliseconds (default: the call deadline)',
     details:
-      'time from sending a request to the response headers (undici checks connect and headers timeouts on a ' +
-      'clock of about half a second); unset: only the call deadline bounds it',
+      'time from sending a request to the response headers (checked on a clock of about half a second); ' +
+      'unset: the call deadline',
     parse: integer(1, 600_000),
   },
   {

@@ -15,9 +15,8 @@ export const UPSTREAM_SETTINGS = [
       'pet store base URL, ending in /api/v3 (unset: the pet store is not served, or with PLANTS_URL unset too, ' +
       'the embedded emulator)',
     details:
-      'pet store base URL, ending in `/api/v3`. Unset while `PLANTS_URL` is set: the pet store is not served ' +
-      '(its fields answer `UPSTREAM_NOT_SERVED`, calling nothing); unset with `PLANTS_URL` unset too: the ' +
-      'embedded emulator (refused with `NODE_ENV=production`)',
+      'pet store base URL, ending in `/api/v3`; unset: not served (`UPSTREAM_NOT_SERVED`), or the emulator if ' +
+      '`PLANTS_URL` is unset too',
     parse: url,
   },
   {
@@ -28,9 +27,8 @@ export const UPSTREAM_SETTINGS = [
       'plant area base URL (unset: the plant area is not served, or with PETSTORE_URL unset too, the embedded ' +
       'emulator)',
     details:
-      'plant area base URL (`POST {PLANTS_URL}/plants`). Unset while `PETSTORE_URL` is set: the plant area is ' +
-      'not served (`createPlant` answers `UPSTREAM_NOT_SERVED`, calling nothing); unset with `PETSTORE_URL` ' +
-      'unset too: the embedded emulator',
+      'plant area base URL (`POST {PLANTS_URL}/plants`); unset: not served (`UPSTREAM_NOT_SERVED`), or the ' +
+      'emulator if `PETSTORE_URL` is unset too',
     parse: url,
   },
   {
@@ -41,9 +39,8 @@ export const UPSTREAM_SETTINGS = [
       'true: serve the embedded emulator whatever the URLs say; false: never (unset: when neither URL is set, ' +
       'outside production)',
     details:
-      "`true` serves the embedded emulator's demo data whatever else is set (even with `NODE_ENV=production`); " +
-      '`false` never does (then at least one URL is required); unset: it serves when neither URL is set, outside ' +
-      'production',
+      "`true`: serve the embedded emulator's demo data, even in production; `false`: never (a URL " +
+      'required); unset: when neither URL is set, outside production',
     parse: flag,
   },
   {
@@ -78,8 +75,8 @@ export const UPSTREAM_SETTINGS = [
     default: String(10 * 1024 * 1024),
     description: 'largest upstream response body, in bytes',
     details:
-      'largest upstream response body read: a larger declared `Content-Length` is refused unread, a larger ' +
-      'streamed body is cut off at the cap; either way its connection is closed',
+      'largest upstream response body read; a larger one is refused (`invalid-response`) and its connection ' +
+      'closed',
     parse: integer(1, 2 ** 31),
   },
   {
@@ -90,8 +87,8 @@ export const UPSTREAM_SETTINGS = [
       'identical upstream GETs in flight at the same time (same URL, Accept and credential) share one call: true or ' +
       'false',
     details:
-      'identical upstream `GET`s in flight at the same time, from any requests, share one call (same area, ' +
-      'path, query, `Accept` and credential); `false`: one call each. See [Shared in-flight ' +
+      'identical upstream `GET`s in flight at once share one call (same area, path, query, `Accept` and ' +
+      'credential); `false`: one call each. See [Shared in-flight ' +
       'calls](performance.md#shared-in-flight-calls)',
     parse: flag,
   },

@@ -117,7 +117,7 @@ export const UPSTREAM_SAFETY_SETTINGS = [
       'fraction of upstream answers checked against their OpenAPI response schema, from 0 (off) to 1; a ' +
       'mismatch is counted and logged, never changes the answer',
     details:
-      'share of JSON upstream answers checked against their response schema (0: off); a mismatch is ' +
+      'share of JSON upstream answers checked against their response schema (`0`: off); a mismatch is ' +
       'logged, the answer kept. See [Watch its answers](connect-upstreams.md#watch-its-answers)',
     parse: ratio,
   },

@@ -61,8 +61,8 @@ function nginxPublicPaths(): string[] {
   return optional === '?' ? [...paths, '/'] : paths;
 }
 
-/** A value compose would substitute for `${NAME:?message}`: something of the right kind. */
-const substituted = (value: string) => value.replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'https://upstream.example');
+/** A value compose would substitute for `${NAME:?message}` or `${NAME:-}`: something of the right kind. */
+const substituted = (value: string) => value.replace(/\$\{[A-Z_]+:[?-][^}]*\}/g, 'https://upstream.example');
 
 describe('deploy/docker-compose.yml', () => {
   const gateways = Object.entries(compose.services).filter(([, service]) => service.build?.dockerfile === 'Dockerfile');

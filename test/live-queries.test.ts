@@ -310,6 +310,23 @@ describe('with the response cache on', () => {
     expect(await second.results.next(1000)).toMatchObject({ data: { pet: { name: 'Kitty' } }, isLive: true });
     expect(a.gateway.live?.queries.open).toBe(2);
   });
+
+  it('answers a live query and a plain query over graphql-ws, which the response cache leaves alone', async () => {
+    const a = await gateway({ responseCacheTtlMs: 60_000 });
+    const live = openWs(a.url, LIVE_PET, { api_key: API_KEY });
+    const plain = openWs(a.url, '{ pet(id: "2") { name } }', { api_key: API_KEY });
+    cleanups.push(
+      () => live.close(),
+      () => plain.close(),
+    );
+
+    expect(await live.results.next()).toEqual({
+      data: { pet: { id: '1', name: 'Cat 1', status: 'AVAILABLE' } },
+      isLive: true,
+    });
+    expect(await plain.results.next()).toEqual({ data: { pet: { name: 'Cat 2' } } });
+    expect(gets(emulator, '/api/v3/pet/2')).toEqual([{ apiKey: API_KEY, authorization: undefined }]);
+  });
 });
 
 describe('without a stream', () => {

@@ -27,6 +27,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { HeaderSource } from '../credentials.js';
 import { credentialFingerprint } from '../secrets.js';
 import { typesChangedBy, typesReadBy } from '../upstream/operations.js';
+import { STREAMED } from '../live/plugin.js';
 
 /** What the cache is told by the configuration. */
 export type ResponseCacheOptions = {
@@ -219,6 +220,8 @@ export function responseCachePlugins(options: ResponseCacheOptions): Plugin[] {
     },
     // The answer says nothing about the cache: whether it was a hit is not the caller's business.
     includeExtensionMetadata: false,
+    // An operation over the WebSocket runs no yoga request hook, which makes the key: it is not cached.
+    enabled: (_request, context) => !(STREAMED in context),
   });
   return [plugin, useInvalidation(cache, readTypes)];
 }

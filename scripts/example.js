@@ -44,7 +44,7 @@ function npm(args, env = {}) {
 /** Installs the app's dependencies when they are missing, and generates its typed documents and manifest. */
 function prepareExample() {
   if (!existsSync(`${APP}node_modules/.package-lock.json`)) npm(['ci', '--no-audit', '--no-fund']);
-  npm(['run', '--silent', 'codegen', '--', '--silent']);
+  npm(['run', '--silent', 'codegen', '--', '--errors-only']);
 }
 
 /** @returns {string} `npm start`'s command */

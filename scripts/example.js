@@ -12,9 +12,9 @@
  *    settings are taken from the environment);
  * 4. builds the app for that gateway's URL, serves it, and prints both URLs.
  *
- * Ctrl-C (SIGINT) or SIGTERM stops both: the gateway gets one SIGTERM and its own bounded stop,
- * and is killed if it has not exited {@link STOP_DEADLINE_MS} later. Plain JavaScript run by
- * plain node, so that the signals reach this process and no loader sits between.
+ * Ctrl-C (SIGINT), SIGTERM or SIGHUP stops both: the gateway gets one SIGTERM and its own
+ * bounded stop, and is killed if it has not exited {@link STOP_DEADLINE_MS} later. Plain
+ * JavaScript run by plain node, so that the signals reach this process and no loader sits between.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -106,6 +106,33 @@ function serveApp(server) {
   });
 }
 
+/**
+ * Asks the gateway to stop (its own bounded stop), and kills it if it has not exited by the deadline.
+ * @param {import('node:child_process').ChildProcess} gateway
+ */
+function stopGateway(gateway) {
+  gateway.kill('SIGTERM');
+  setTimeout(() => gateway.kill('SIGKILL'), STOP_DEADLINE_MS).unref();
+}
+
+/**
+ * Listens on `port` of the loopback interface; resolves with the app's URL.
+ * @param {import('node:http').Server} server
+ * @param {number} port
+ * @returns {Promise<string>}
+ */
+function listen(server, port) {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error) =>
+      reject(new Error(`the app cannot listen on port ${port} (set APP_PORT): ${error.message}`)),
+    );
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/`);
+    });
+  });
+}
+
 async function main() {
   const server = createServer();
   /** @type {import('node:child_process').ChildProcess | undefined} */
@@ -117,28 +144,24 @@ async function main() {
     stopping = true;
     server.close();
     server.closeAllConnections();
-    if (gateway === undefined || gateway.exitCode !== null) return void (process.exitCode = 1);
-    gateway.kill('SIGTERM');
-    setTimeout(() => gateway?.kill('SIGKILL'), STOP_DEADLINE_MS).unref();
+    if (gateway?.exitCode === null) stopGateway(gateway);
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  // SIGHUP: the terminal closed. The gateway, in a process group of its own, would outlive it.
+  for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) process.on(signal, stop);
 
   prepareExample();
-  const port = Number(process.env['APP_PORT'] ?? 5173);
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(undefined)));
-  const address = server.address();
-  const appUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/`;
+  if (stopping) return void (process.exitCode = 1);
+  const appUrl = await listen(server, Number(process.env['APP_PORT'] ?? 5173));
   const started = await startGateway(appUrl.slice(0, -1));
   gateway = started.gateway;
-  started.gateway.once('exit', (code) => {
+  gateway.once('exit', (code) => {
     if (!stopping) console.error(`the gateway exited (code ${code}); stopping the app`);
     server.close();
     server.closeAllConnections();
     console.log('example stopped');
     process.exitCode = stopping && code === 0 ? 0 : 1;
   });
-  if (stopping) return void started.gateway.kill('SIGTERM');
+  if (stopping) return stopGateway(gateway);
   npm(['run', '--silent', 'build'], { GRAPHQL_URL: started.url, DEMO_CREDENTIALS: 'true' });
   serveApp(server);
   console.log(`\nThe example app: ${appUrl}\nIts gateway (trusted documents only): ${started.url}\nCtrl-C stops both.`);

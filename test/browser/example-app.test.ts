@@ -54,8 +54,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  if (example?.exitCode === null) example.kill('SIGKILL');
-});
+  // After a failure: stopped as Ctrl-C does, so that the gateway it started (a process group of its own) stops too.
+  if (example !== undefined && example.exitCode === null && example.signalCode === null) {
+    const exited = once(example, 'exit');
+    example.kill('SIGTERM');
+    await exited;
+  }
+}, 30_000);
 
 /** A page of the app whose every request is checked: loopback goes through, anything else is refused. */
 async function openApp(hash = ''): Promise<Page> {

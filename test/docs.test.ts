@@ -73,6 +73,7 @@ describe('the user pages', () => {
       const known = new Set<string>([
         ...[...SETTINGS, ...EMULATOR_SETTINGS].map((setting): string => setting.env),
         ...errorCodeUnion(),
+        ...exampleVariables(),
       ]);
       const retired = file === 'CHANGELOG.md' ? /^(UPSTREAM_CIRCUIT_FAILURES|REQUEST_ENTITY_TOO_LARGE)$/ : /^$/;
       const names = [...page.matchAll(/`([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b/g)].map((match) => match[1] ?? '');
@@ -368,3 +369,9 @@ describe('the upload example of docs/graph.md', () => {
     expect(image.subarray(0, 8)).toEqual(Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'));
   });
 });
+
+/** The variables the example app's runner and build read (`process.env.NAME`): a page about the example may name them. */
+function exampleVariables(): string[] {
+  const sources = read('scripts/example.js') + read('examples/app/build.js');
+  return [...sources.matchAll(/process\.env(?:\.|\[')([A-Z][A-Z0-9_]+)/g)].map((match) => match[1] ?? '');
+}

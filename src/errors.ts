@@ -66,6 +66,13 @@ export type ErrorCode =
   | 'TOO_MANY_DIRECTIVES'
   /** the operation's estimated cost is over QUERY_MAX_COST (400) */
   | 'QUERY_TOO_COSTLY'
+  /**
+   * the operation may make more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION, or than the client's
+   * RATE_LIMIT_COST_PER_MINUTE ever holds, by the gateway's estimate (400, `extensions.cost { estimated, max }`)
+   */
+  | 'COST_ESTIMATED_TOO_EXPENSIVE'
+  /** the client's budget of upstream calls (RATE_LIMIT_COST_PER_MINUTE) does not hold the operation's estimate now (429, with Retry-After) */
+  | 'COST_RATE_LIMITED'
   /** a browser opened the GraphQL endpoint while GRAPHIQL is off (404): the message says how to send a query */
   | 'GRAPHIQL_DISABLED'
   /** `__schema`, `__type` or `_service` while INTROSPECTION is off (400) */

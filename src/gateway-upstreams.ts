@@ -141,6 +141,7 @@ export function createUpstreams(
       changes,
     }),
     plants: createPlantsApi(budget.limit(plants, scope)),
+    budget,
   });
   return { petstore: petstoreClient, plants: plantsClient, upstreamsFor, changes, cache };
 }

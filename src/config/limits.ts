@@ -132,6 +132,17 @@ export const LIMIT_SETTINGS = [
     parse: integer(0, 100_000_000),
   },
   {
+    key: 'rateLimitCostPerMinute',
+    env: 'RATE_LIMIT_COST_PER_MINUTE',
+    default: '0',
+    description: 'upstream calls per minute of one client (its credential, else its address); 0: no limit',
+    details:
+      'upstream calls per minute of one client (its credential, or its address when it sends none): each ' +
+      'operation is charged its estimate before it runs and refunded what it did not make. 429 ' +
+      '`COST_RATE_LIMITED` with `Retry-After`; `0`: no budget. See [Demand control](security.md#demand-control)',
+    parse: integer(0, 100_000_000),
+  },
+  {
     key: 'trustProxyHops',
     env: 'TRUST_PROXY_HOPS',
     default: '0',

@@ -1,0 +1,189 @@
+/**
+ * Demand control: each operation's upstream calls are estimated after validation, before it runs
+ * (upstream-estimate.ts), and
+ *
+ * - an operation estimated over UPSTREAM_MAX_CALLS_PER_OPERATION is refused whole, with 400
+ *   `COST_ESTIMATED_TOO_EXPENSIVE` and no upstream call (the budget of fan-out.ts stays as the
+ *   backstop, for what no estimate foresees);
+ * - with RATE_LIMIT_COST_PER_MINUTE, the caller's budget of upstream calls (cost-budget.ts) is
+ *   charged the estimate; one it does not hold now is refused with 429 `COST_RATE_LIMITED` and a
+ *   Retry-After; once the operation has run, what it did not make is refunded;
+ * - a request that sends `x-gateway-cost: 1` gets `extensions.cost`: `requestedQueryCost` (the
+ *   estimate), `actualQueryCost` (the calls made) and, with the budget, `throttleStatus`
+ *   (Shopify's names);
+ * - /metrics gets both counts of every executed operation.
+ *
+ * Its `onExecute` runs on both HTTP paths (envelop's); its `onResultProcess` the HTTP front calls
+ * itself (src/http/plugin-table.ts).
+ */
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { HeaderSource } from '../credentials.js';
+import { codedError, rebuilt } from '../errors.js';
+import type { UpstreamCallBudget } from './fan-out.js';
+import type { CostBudgetStore, CostBucketRule, CostCharge } from './cost-budget.js';
+import { clientOf, peerOf } from './rate-limit.js';
+import { UpstreamEstimator } from './upstream-estimate.js';
+
+/** The request header that asks for `extensions.cost`, with the value `1`. */
+export const COST_HEADER = 'x-gateway-cost';
+
+/** What demand control is set with. */
+export type DemandControlOptions = {
+  /** UPSTREAM_MAX_CALLS_PER_OPERATION: an operation estimated over it is refused. @default 200 */
+  maxCalls: number;
+  /** RATE_LIMIT_COST_PER_MINUTE, when on (over 0) */
+  budget?: {
+    perMinute: number;
+    store: CostBudgetStore;
+    /** TRUST_PROXY_HOPS, for the caller's address */
+    trustProxyHops: number;
+    /** the clock, in milliseconds. @default Date.now */
+    now?: () => number;
+  };
+  /** given each executed operation's estimated and actual calls (/metrics) */
+  observe?: (estimated: number, actual: number) => void;
+};
+
+/** The caller's budget as `extensions.cost.throttleStatus` shows it (Shopify's names). */
+type ThrottleStatus = { maximumAvailable: number; currentlyAvailable: number; restoreRate: number };
+
+/** One operation's cost, as `extensions.cost` shows it. */
+type OperationCost = {
+  requested: number;
+  actual: number;
+  throttle?: ThrottleStatus;
+  /** the refund, while Redis makes it: the answer's throttle status waits for it */
+  refunding?: Promise<void>;
+};
+
+/** What yoga's context holds that demand control reads. */
+type OperationContext = { request?: { headers: HeaderSource }; budget?: UpstreamCallBudget };
+
+/** The refusal of an operation estimated over `max` calls. */
+function tooExpensive(estimated: number, max: number, per: string): GraphQLError {
+  const error = codedError(
+    'COST_ESTIMATED_TOO_EXPENSIVE',
+    `This operation may make ${estimated} upstream calls, over the ${max} allowed ${per}; ask for fewer items per operation`,
+    { status: 400 },
+  );
+  return rebuilt(error, { extensions: { ...error.extensions, cost: { estimated, max } } });
+}
+
+/** The refusal of an operation the caller's budget does not hold now (or cannot be asked about). */
+function throttled(estimated: number, charge: CostCharge, rule: CostBucketRule): GraphQLError {
+  const retryAfter = Math.max(1, Math.ceil(charge.retryAfterMs / 1000));
+  const headers = { 'Retry-After': String(retryAfter) };
+  if (charge.unavailable)
+    return codedError('RATE_LIMIT_UNAVAILABLE', `Rate limits cannot be checked just now; retry in ${retryAfter} s`, {
+      status: 503,
+      headers,
+    });
+  return codedError(
+    'COST_RATE_LIMITED',
+    `This operation may make ${estimated} upstream calls and this client has ${Math.floor(charge.available)} of its ` +
+      `${rule.perMinute} per minute left; retry in ${retryAfter} s`,
+    { status: 429, headers },
+  );
+}
+
+/** `result` with `extensions.cost`. */
+function withCost(result: ExecutionResult, cost: OperationCost | undefined): ExecutionResult {
+  const shown = {
+    requestedQueryCost: cost?.requested ?? 0,
+    actualQueryCost: cost?.actual ?? 0,
+    ...(cost?.throttle ? { throttleStatus: cost.throttle } : {}),
+  };
+  return { ...result, extensions: { ...result.extensions, cost: shown } };
+}
+
+/** The demand control plugin. */
+export function useDemandControl(options: DemandControlOptions): Plugin {
+  const { maxCalls, budget, observe } = options;
+  const estimators = new WeakMap<GraphQLSchema, UpstreamEstimator>();
+  // Each request's operations (a batch has several), in the order they ran, for its answer.
+  const costs = new WeakMap<object, OperationCost[]>();
+  const rule = budget && { perMinute: budget.perMinute };
+  const now = budget?.now ?? Date.now;
+
+  const estimatorOf = (schema: GraphQLSchema) => {
+    let estimator = estimators.get(schema);
+    if (estimator === undefined) estimators.set(schema, (estimator = new UpstreamEstimator(schema)));
+    return estimator;
+  };
+
+  /** After the operation: its calls made observed, and what the estimate over-charged refunded. */
+  const finish = (cost: OperationCost, context: OperationContext, caller: string | undefined) => {
+    const made = context.budget?.made;
+    if (made === undefined) return;
+    cost.actual = made;
+    observe?.(cost.requested, made);
+    const throttle = cost.throttle;
+    if (budget === undefined || rule === undefined || caller === undefined || throttle === undefined) return;
+    if (cost.requested <= made) return;
+    const refunded = budget.store.refund(caller, cost.requested - made, rule, now());
+    const settle = (available: number) => void (throttle.currentlyAvailable = Math.floor(available));
+    if (typeof refunded === 'number') settle(refunded);
+    else cost.refunding = refunded.then(settle, () => undefined);
+  };
+
+  /** Charges the caller's budget; the operation goes on (undefined) or is refused (the error). */
+  const charge = async (cost: OperationCost, caller: string): Promise<GraphQLError | undefined> => {
+    if (budget === undefined || rule === undefined) return undefined;
+    const charged = await budget.store.charge(caller, cost.requested, rule, now());
+    if (!charged.allowed) return throttled(cost.requested, charged, rule);
+    cost.throttle = {
+      maximumAvailable: budget.perMinute,
+      currentlyAvailable: Math.floor(charged.available),
+      restoreRate: budget.perMinute / 60,
+    };
+    return undefined;
+  };
+
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const { schema, document, operationName, variableValues, contextValue } = args as ExecutionArgs;
+      const context = contextValue as OperationContext;
+      const requested = estimatorOf(schema).estimate(document, operationName, variableValues);
+      const cost: OperationCost = { requested, actual: 0 };
+      const request = context.request;
+      // Kept for the answer only when the request asks for it.
+      if (request !== undefined && request.headers.get(COST_HEADER) === '1') {
+        const known = costs.get(request);
+        if (known) known.push(cost);
+        else costs.set(request, [cost]);
+      }
+      if (requested > maxCalls)
+        return setResultAndStopExecution({ errors: [tooExpensive(requested, maxCalls, 'per operation')] });
+      const done = (caller?: string) => ({
+        onExecuteDone: ({ result }: { result: ExecutionResult | AsyncIterable<unknown> }) => {
+          // A stream's calls go on after its first part: counted when it ends.
+          if (Symbol.asyncIterator in result) return { onEnd: () => finish(cost, context, caller) };
+          finish(cost, context, caller);
+          return undefined;
+        },
+      });
+      if (budget === undefined || requested === 0 || request === undefined) return done();
+      if (requested > budget.perMinute)
+        return setResultAndStopExecution({ errors: [tooExpensive(requested, budget.perMinute, 'per minute')] });
+      // Only this path waits: for the budget's store (Redis with REDIS_URL).
+      const caller = clientOf(peerOf(context), request.headers, budget.trustProxyHops);
+      return charge(cost, caller).then((refusal) =>
+        refusal ? setResultAndStopExecution({ errors: [refusal] }) : done(caller),
+      );
+    },
+    onResultProcess(payload) {
+      const { request, result } = payload;
+      if (request.headers.get(COST_HEADER) !== '1') return undefined;
+      const found = costs.get(request) ?? [];
+      const answer = () => {
+        if (Array.isArray(result))
+          payload.setResult(result.map((one: ExecutionResult, index) => withCost(one, found[index])));
+        else if (!(Symbol.asyncIterator in result)) payload.setResult(withCost(result as ExecutionResult, found[0]));
+      };
+      const refunds = found.flatMap((cost) => (cost.refunding ? [cost.refunding] : []));
+      if (refunds.length === 0) return answer();
+      return Promise.all(refunds).then(answer);
+    },
+  };
+}

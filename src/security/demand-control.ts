@@ -97,47 +97,75 @@ function withCost(result: ExecutionResult, cost: OperationCost | undefined): Exe
   return { ...result, extensions: { ...result.extensions, cost: shown } };
 }
 
-/** The demand control plugin. */
-export function useDemandControl(options: DemandControlOptions): Plugin {
-  const { maxCalls, budget, observe } = options;
-  const estimators = new WeakMap<GraphQLSchema, UpstreamEstimator>();
-  // Each request's operations (a batch has several), in the order they ran, for its answer.
-  const costs = new WeakMap<object, OperationCost[]>();
-  const rule = budget && { perMinute: budget.perMinute };
-  const now = budget?.now ?? Date.now;
+/** The clients' budgets of upstream calls (RATE_LIMIT_COST_PER_MINUTE), as demand control charges and refunds them. */
+class ClientBudgets {
+  readonly perMinute: number;
+  readonly #rule: CostBucketRule;
+  readonly #store: CostBudgetStore;
+  readonly #hops: number;
+  readonly #now: () => number;
 
-  const estimatorOf = (schema: GraphQLSchema) => {
-    let estimator = estimators.get(schema);
-    if (estimator === undefined) estimators.set(schema, (estimator = new UpstreamEstimator(schema)));
+  constructor(options: NonNullable<DemandControlOptions['budget']>) {
+    this.perMinute = options.perMinute;
+    this.#rule = { perMinute: options.perMinute };
+    this.#store = options.store;
+    this.#hops = options.trustProxyHops;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The client an operation is for: its credential, else its address (as the request limit keys it). */
+  clientOf(context: object, headers: HeaderSource): string {
+    return clientOf(peerOf(context), headers, this.#hops);
+  }
+
+  /** Charges the client's budget the operation's estimate: undefined when it holds it, else the refusal. */
+  async charge(cost: OperationCost, client: string): Promise<GraphQLError | undefined> {
+    const charged = await this.#store.charge(client, cost.requested, this.#rule, this.#now());
+    if (!charged.allowed) return throttled(cost.requested, charged, this.#rule);
+    cost.throttle = {
+      maximumAvailable: this.perMinute,
+      currentlyAvailable: Math.floor(charged.available),
+      restoreRate: this.perMinute / 60,
+    };
+    return undefined;
+  }
+
+  /** Gives back to the client's budget what the operation was charged over the calls it made. */
+  refund(cost: OperationCost, client: string): void {
+    const throttle = cost.throttle;
+    if (throttle === undefined || cost.requested <= cost.actual) return;
+    const refunded = this.#store.refund(client, cost.requested - cost.actual, this.#rule, this.#now());
+    const settle = (available: number) => void (throttle.currentlyAvailable = Math.floor(available));
+    if (typeof refunded === 'number') settle(refunded);
+    else cost.refunding = refunded.then(settle, () => undefined);
+  }
+}
+
+/** The estimator of each schema the plugin is given (one: the gateway's). */
+function estimators(): (schema: GraphQLSchema) => UpstreamEstimator {
+  const bySchema = new WeakMap<GraphQLSchema, UpstreamEstimator>();
+  return (schema) => {
+    let estimator = bySchema.get(schema);
+    if (estimator === undefined) bySchema.set(schema, (estimator = new UpstreamEstimator(schema)));
     return estimator;
   };
+}
+
+/** The demand control plugin. */
+export function useDemandControl(options: DemandControlOptions): Plugin {
+  const { maxCalls, observe } = options;
+  const estimatorOf = estimators();
+  const budget = options.budget && new ClientBudgets(options.budget);
+  // Each request's operations (a batch has several), in the order they ran, for its answer.
+  const costs = new WeakMap<object, OperationCost[]>();
 
   /** After the operation: its calls made observed, and what the estimate over-charged refunded. */
-  const finish = (cost: OperationCost, context: OperationContext, caller: string | undefined) => {
+  const finish = (cost: OperationCost, context: OperationContext, client: string | undefined) => {
     const made = context.budget?.made;
     if (made === undefined) return;
     cost.actual = made;
     observe?.(cost.requested, made);
-    const throttle = cost.throttle;
-    if (budget === undefined || rule === undefined || caller === undefined || throttle === undefined) return;
-    if (cost.requested <= made) return;
-    const refunded = budget.store.refund(caller, cost.requested - made, rule, now());
-    const settle = (available: number) => void (throttle.currentlyAvailable = Math.floor(available));
-    if (typeof refunded === 'number') settle(refunded);
-    else cost.refunding = refunded.then(settle, () => undefined);
-  };
-
-  /** Charges the caller's budget; the operation goes on (undefined) or is refused (the error). */
-  const charge = async (cost: OperationCost, caller: string): Promise<GraphQLError | undefined> => {
-    if (budget === undefined || rule === undefined) return undefined;
-    const charged = await budget.store.charge(caller, cost.requested, rule, now());
-    if (!charged.allowed) return throttled(cost.requested, charged, rule);
-    cost.throttle = {
-      maximumAvailable: budget.perMinute,
-      currentlyAvailable: Math.floor(charged.available),
-      restoreRate: budget.perMinute / 60,
-    };
-    return undefined;
+    if (budget && client !== undefined) budget.refund(cost, client);
   };
 
   return {
@@ -155,11 +183,11 @@ export function useDemandControl(options: DemandControlOptions): Plugin {
       }
       if (requested > maxCalls)
         return setResultAndStopExecution({ errors: [tooExpensive(requested, maxCalls, 'per operation')] });
-      const done = (caller?: string) => ({
+      const done = (client?: string) => ({
         onExecuteDone: ({ result }: { result: ExecutionResult | AsyncIterable<unknown> }) => {
           // A stream's calls go on after its first part: counted when it ends.
-          if (Symbol.asyncIterator in result) return { onEnd: () => finish(cost, context, caller) };
-          finish(cost, context, caller);
+          if (Symbol.asyncIterator in result) return { onEnd: () => finish(cost, context, client) };
+          finish(cost, context, client);
           return undefined;
         },
       });
@@ -167,10 +195,10 @@ export function useDemandControl(options: DemandControlOptions): Plugin {
       if (requested > budget.perMinute)
         return setResultAndStopExecution({ errors: [tooExpensive(requested, budget.perMinute, 'per minute')] });
       // Only this path waits: for the budget's store (Redis with REDIS_URL).
-      const caller = clientOf(peerOf(context), request.headers, budget.trustProxyHops);
-      return charge(cost, caller).then((refusal) =>
-        refusal ? setResultAndStopExecution({ errors: [refusal] }) : done(caller),
-      );
+      const client = budget.clientOf(context, request.headers);
+      return budget
+        .charge(cost, client)
+        .then((refusal) => (refusal ? setResultAndStopExecution({ errors: [refusal] }) : done(client)));
     },
     onResultProcess(payload) {
       const { request, result } = payload;

@@ -31,6 +31,12 @@ export type CostBudgetStore = {
   refund(key: string, amount: number, rule: CostBucketRule, now: number): number | Promise<number>;
 };
 
+/** A store in this process: it answers at once. */
+export type MemoryCostBudgetStore = {
+  charge(key: string, cost: number, rule: CostBucketRule, now: number): CostCharge;
+  refund(key: string, amount: number, rule: CostBucketRule, now: number): number;
+};
+
 type Bucket = { available: number; updatedAt: number };
 
 /** The bucket's level at `now`: what it held, plus what a minute's even refill has added since. */
@@ -48,7 +54,7 @@ export function waitFor(cost: number, available: number, rule: CostBucketRule): 
  * The store in this process: a bucket per caller. Its memory is bounded: with `maxKeys` buckets,
  * the full ones (which mean nothing) are dropped, then the oldest.
  */
-export function createMemoryCostBudgetStore(options: { maxKeys?: number } = {}): CostBudgetStore {
+export function createMemoryCostBudgetStore(options: { maxKeys?: number } = {}): MemoryCostBudgetStore {
   const maxKeys = options.maxKeys ?? 100_000;
   const buckets = new Map<string, Bucket & CostBucketRule>();
   const makeRoom = (now: number) => {

@@ -118,9 +118,16 @@ class ClientBudgets {
     return clientOf(peerOf(context), headers, this.#hops);
   }
 
-  /** Charges the client's budget the operation's estimate: undefined when it holds it, else the refusal. */
-  async charge(cost: OperationCost, client: string): Promise<GraphQLError | undefined> {
-    const charged = await this.#store.charge(client, cost.requested, this.#rule, this.#now());
+  /**
+   * Charges the client's budget the operation's estimate: undefined when it holds it, else the
+   * refusal; at once with the store in this process, a promise with Redis.
+   */
+  charge(cost: OperationCost, client: string): GraphQLError | undefined | Promise<GraphQLError | undefined> {
+    const charged = this.#store.charge(client, cost.requested, this.#rule, this.#now());
+    return charged instanceof Promise ? charged.then((done) => this.charged(cost, done)) : this.charged(cost, charged);
+  }
+
+  private charged(cost: OperationCost, charged: CostCharge): GraphQLError | undefined {
     if (!charged.allowed) return throttled(cost.requested, charged, this.#rule);
     cost.throttle = {
       maximumAvailable: this.perMinute,
@@ -194,11 +201,12 @@ export function useDemandControl(options: DemandControlOptions): Plugin {
       if (budget === undefined || requested === 0 || request === undefined) return done();
       if (requested > budget.perMinute)
         return setResultAndStopExecution({ errors: [tooExpensive(requested, budget.perMinute, 'per minute')] });
-      // Only this path waits: for the budget's store (Redis with REDIS_URL).
       const client = budget.clientOf(context, request.headers);
-      return budget
-        .charge(cost, client)
-        .then((refusal) => (refusal ? setResultAndStopExecution({ errors: [refusal] }) : done(client)));
+      const refused = (refusal: GraphQLError | undefined) =>
+        refusal ? setResultAndStopExecution({ errors: [refusal] }) : done(client);
+      // Only with Redis does this wait, for the budget's store.
+      const charged = budget.charge(cost, client);
+      return charged instanceof Promise ? charged.then(refused) : refused(charged);
     },
     onResultProcess(payload) {
       const { request, result } = payload;

@@ -34,7 +34,7 @@ function directive(name: string, argument: string, value: number): ConstDirectiv
 }
 
 /** The `@cost` weight of a field: the REST calls one resolve of it makes (one value of a list argument); 0: none. */
-export function costWeight(key: string): number {
+function costWeight(key: string): number {
   return UPSTREAM_COSTS[key]?.length ?? 0;
 }
 

@@ -40,7 +40,7 @@ export type MemoryCostBudgetStore = {
 type Bucket = { available: number; updatedAt: number };
 
 /** The bucket's level at `now`: what it held, plus what a minute's even refill has added since. */
-export function refilled(bucket: Bucket, rule: CostBucketRule, now: number): number {
+function refilled(bucket: Bucket, rule: CostBucketRule, now: number): number {
   const elapsed = Math.max(0, now - bucket.updatedAt);
   return Math.min(rule.perMinute, bucket.available + (elapsed * rule.perMinute) / 60_000);
 }

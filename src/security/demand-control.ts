@@ -26,7 +26,7 @@ import { clientOf, peerOf } from './rate-limit.js';
 import { UpstreamEstimator } from './upstream-estimate.js';
 
 /** The request header that asks for `extensions.cost`, with the value `1`. */
-export const COST_HEADER = 'x-gateway-cost';
+const COST_HEADER = 'x-gateway-cost';
 
 /** What demand control is set with. */
 export type DemandControlOptions = {

@@ -17,6 +17,7 @@ export const CONTENDER = {
   hardened: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + trusted documents + CORS_ORIGINS + rate limits',
   explain: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + EXPLAIN, x-gateway-explain: 1',
   contractOff: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, UPSTREAM_CONTRACT_SAMPLE=0',
+  costBudget: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false + RATE_LIMIT_COST_PER_MINUTE, x-gateway-cost: 1',
   contractAll: 'gateway WORKERS=1, UPSTREAM_DEDUPE=false, UPSTREAM_CONTRACT_SAMPLE=1',
 } as const;
 
@@ -261,6 +262,14 @@ function renderUpstreamSafety(input: ResultsInput, find: Find, push: (...lines: 
       scenario,
       contender: CONTENDER.contractAll,
       against: CONTENDER.contractOff,
+    })),
+    ...[1, 2, 3].map((scenario) => ({
+      label:
+        "demand control charging the client's budget of upstream calls (RATE_LIMIT_COST_PER_MINUTE, never refusing) " +
+        'and answering `x-gateway-cost: 1`, against the default, which only estimates',
+      scenario,
+      contender: CONTENDER.costBudget,
+      against: CONTENDER.noDedupe,
     })),
     ...[1, 2, 3].map((scenario) => ({
       label: 'a request with `x-gateway-explain: 1` (EXPLAIN=true) against one without',

@@ -358,6 +358,18 @@ const ALL_VARIANTS: readonly (GatewayVariant & { quick: boolean })[] = [
     latencies: [0],
     quick: true,
   },
+  // Issue 45: demand control with the client budget on (set too high to refuse) and the cost asked
+  // for, beside the default (CONTENDER.noDedupe), which estimates every operation's upstream calls
+  // but charges no budget. Sharing off, as above, so that each request makes its own calls.
+  {
+    label: CONTENDER.costBudget,
+    env: { WORKERS: '1', UPSTREAM_DEDUPE: 'false', RATE_LIMIT_COST_PER_MINUTE: '100000000' },
+    headers: { 'x-gateway-cost': '1' },
+    scenarios: [1, 2, 3],
+    connections: [10],
+    latencies: [0],
+    quick: true,
+  },
   {
     label: CONTENDER.cache,
     env: { WORKERS: '1', RESPONSE_CACHE_TTL_MS: '60000' },

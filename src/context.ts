@@ -5,13 +5,16 @@
 import type { Plugin } from 'graphql-yoga';
 import { readCredentials, type Credentials, type HeaderSource } from './credentials.js';
 import { createLoaders, type Loaders } from './loaders.js';
+import type { UpstreamCallBudget } from './security/fan-out.js';
 import type { PetstoreApi } from './upstream/petstore.js';
 import type { PlantsApi } from './upstream/plants.js';
 
-/** The upstream areas, shared by all requests (they hold the connection pools). */
+/** The upstream areas, shared by all requests (they hold the connection pools), as one operation sees them. */
 export type Upstreams = {
   petstore: PetstoreApi;
   plants: PlantsApi;
+  /** the operation's budget of upstream calls (UPSTREAM_MAX_CALLS_PER_OPERATION): demand control reads the calls made */
+  budget?: UpstreamCallBudget;
 };
 
 /** What every resolver receives as its context. */
@@ -23,8 +26,8 @@ export type GraphQLContext = Upstreams & {
 /** Builds the context of one request. */
 export function createContext(request: { headers: HeaderSource }, upstreams: Upstreams): GraphQLContext {
   const credentials = readCredentials(request.headers);
-  const { petstore, plants } = upstreams;
-  return { petstore, plants, credentials, loaders: createLoaders(petstore, credentials) };
+  const { petstore, plants, budget } = upstreams;
+  return { petstore, plants, budget, credentials, loaders: createLoaders(petstore, credentials) };
 }
 
 /** yoga's initial context of an operation, as far as the GraphQL context is made from it. */

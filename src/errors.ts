@@ -162,6 +162,20 @@ export type ErrorCode =
    */
   | 'QUERY_TOO_COSTLY'
   /**
+   * the operation may make more upstream calls than UPSTREAM_MAX_CALLS_PER_OPERATION, or than the client's
+   * RATE_LIMIT_COST_PER_MINUTE ever holds, by the gateway's estimate (400, `extensions.cost { estimated, max }`)
+   *
+   * What to do: ask for fewer items per operation (fewer ids, statuses or tags), split it, or raise the limit
+   */
+  | 'COST_ESTIMATED_TOO_EXPENSIVE'
+  /**
+   * the client's budget of upstream calls (RATE_LIMIT_COST_PER_MINUTE) does not hold the operation's estimate now
+   * (429, with Retry-After)
+   *
+   * What to do: wait `Retry-After` seconds; ask `x-gateway-cost: 1` to see what each operation costs
+   */
+  | 'COST_RATE_LIMITED'
+  /**
    * a browser opened the GraphQL endpoint while GRAPHIQL is off (404): the message says how to send a query
    *
    * What to do: send queries by POST, or set `GRAPHIQL=true` where a GraphiQL is wanted

@@ -153,6 +153,7 @@ export function createUpstreams(
       changes,
     }),
     plants: createPlantsApi(budget.limit(plants, scope)),
+    budget,
   });
   return { petstore: petstoreClient, plants: plantsClient, served, upstreamsFor, changes, cache };
 }

@@ -165,6 +165,10 @@ function securedSchema(
     const security = createSecurity(config, {
       maxFiles: config.uploadMaxFiles,
       rateLimitStore: shared?.rateLimitStore ?? dependencies.rateLimitStore,
+      costBudgetStore: shared?.costBudgetStore,
+      observeCost:
+        observability.metrics &&
+        ((estimated, actual) => observability.metrics?.observeOperationCost(estimated, actual)),
       // @defer and @stream's rules, kept with each document's validation, and their refusal to a
       // client that takes no stream (src/plugins/incremental-delivery.ts).
       validationHooks: [deferStreamValidation()],

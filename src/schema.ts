@@ -1,14 +1,16 @@
 /**
  * The executable schema: an Apollo Federation v2 subgraph built from the SDL of `schema/`
- * (one file per area) and each area's resolvers.
+ * (one file per area), with the cost model's `@cost` and `@listSize` directives
+ * (src/resolvers/cost-directives.ts), and each area's resolvers.
  */
 import { readFileSync } from 'node:fs';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
-import { graphqlSync, parse, type GraphQLSchema } from 'graphql';
+import { graphqlSync, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Resolvers } from './__generated__/resolvers-types.js';
 import type { GraphQLContext } from './context.js';
 import { projectFile } from './project-files.js';
+import { withCostDirectives } from './resolvers/cost-directives.js';
 import { inventoryResolvers } from './resolvers/inventory.js';
 import { orderResolvers } from './resolvers/orders.js';
 import { petResolvers } from './resolvers/pets.js';
@@ -28,9 +30,12 @@ const AREAS: readonly (readonly [file: string, resolvers: Resolvers])[] = [
 
 /** Builds the executable subgraph schema. */
 export function createSchema(): GraphQLSchema {
+  const typeDefs = withCostDirectives(
+    AREAS.map(([file]) => parse(readFileSync(projectFile(`schema/${file}`), 'utf8'))),
+  );
   return buildSubgraphSchema(
-    AREAS.map(([file, resolvers]) => ({
-      typeDefs: parse(readFileSync(projectFile(`schema/${file}`), 'utf8')),
+    AREAS.map(([, resolvers], index) => ({
+      typeDefs: typeDefs[index] as DocumentNode,
       // The generated resolver types are stricter than @apollo/subgraph's loose resolver map.
       resolvers: resolvers as GraphQLResolverMap<GraphQLContext>,
     })),

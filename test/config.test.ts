@@ -95,6 +95,7 @@ describe('loadConfig', () => {
       // Opt-in: behind a load balancer every caller shares one address.
       rateLimitPerMinute: 0,
       rateLimitAddressPerMinute: 0,
+      rateLimitCostPerMinute: 0,
       trustProxyHops: 0,
       csrfPrevention: true,
       responseCacheTtlMs: 0,
@@ -183,6 +184,7 @@ describe('loadConfig', () => {
     ['UPSTREAM_MAX_CALLS_PER_OPERATION', '30', 'upstreamMaxCallsPerOperation', 30],
     ['RATE_LIMIT_PER_MINUTE', '600', 'rateLimitPerMinute', 600],
     ['RATE_LIMIT_ADDRESS_PER_MINUTE', '120', 'rateLimitAddressPerMinute', 120],
+    ['RATE_LIMIT_COST_PER_MINUTE', '500', 'rateLimitCostPerMinute', 500],
     ['WORKERS', '3', 'workers', 3],
     ['UPSTREAM_DEDUPE', 'false', 'upstreamDedupe', false],
     ['UPSTREAM_CONTRACT_SAMPLE', '0.25', 'upstreamContractSample', 0.25],

@@ -174,6 +174,17 @@ const PROVOKED: Record<string, Provoked> = {
       return postQuery(url, accept, '{ __typename }');
     },
   },
+  COST_ESTIMATED_TOO_EXPENSIVE: {
+    overrides: { upstreamMaxCallsPerOperation: 2 },
+    send: (url, accept) => postQuery(url, accept, '{ pets(ids: ["1", "2", "3"]) { name } }'),
+  },
+  COST_RATE_LIMITED: {
+    overrides: { rateLimitCostPerMinute: 3 },
+    send: async (url, accept) => {
+      await postQuery(url, accept, '{ pets(ids: ["1", "2"]) { name } }');
+      return postQuery(url, accept, '{ pets(ids: ["1", "2"]) { name } }');
+    },
+  },
   CSRF_HEADER_REQUIRED: {
     send: (url, accept) => fetch(`${url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept } }),
   },

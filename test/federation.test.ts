@@ -26,7 +26,9 @@ describe('_service', () => {
     const result = await stack.gql('{ _service { sdl } }');
     const sdl = (result.data?.['_service'] as { sdl: string }).sdl;
 
-    expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])');
+    expect(sdl).toContain(
+      '@link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@cost", "@listSize"])',
+    );
     expect(sdl).toMatch(/type Pet\s+@key\(fields: "id"\)/);
     expect(sdl).toMatch(/type Order\s+@key\(fields: "id"\)/);
     expect(sdl).toMatch(/type User\s+@key\(fields: "username"\)/);

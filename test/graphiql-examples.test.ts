@@ -79,6 +79,45 @@ describe('the example tabs', () => {
     },
   );
 
+  it.each(OPERATIONS.filter((operation) => operation.name !== 'Upload'))(
+    '$name makes no more upstream calls than the gateway estimated before it ran',
+    async ({ name, query, variables }) => {
+      const gateway = await serveObserved(emulator, { emulator: true });
+      try {
+        const response = await fetch(gateway.url, {
+          method: 'POST',
+          headers: { ...GRAPHQL_POST_HEADERS, ...DEMO_HEADERS, 'x-gateway-cost': '1' },
+          body: JSON.stringify({ query, variables, operationName: name }),
+        });
+        const result = (await response.json()) as { extensions?: { cost?: Record<string, number> } };
+        const cost = result.extensions?.cost ?? {};
+        expect(cost['actualQueryCost']).toBeGreaterThan(0);
+        expect(cost['requestedQueryCost']).toBeGreaterThanOrEqual(cost['actualQueryCost'] ?? Infinity);
+      } finally {
+        await gateway.close();
+      }
+    },
+  );
+
+  it('Upload makes no more upstream calls than the gateway estimated before it ran', async () => {
+    const gateway = await serveObserved(emulator, { emulator: true });
+    const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
+    try {
+      const body = multipartBody(
+        uploadParts(
+          { query: upload?.query ?? '', variables: {} },
+          { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') },
+        ),
+      );
+      const result = await postMultipart(gateway.url, body, {
+        headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1', 'x-gateway-cost': '1' },
+      });
+      expect(result.extensions?.['cost']).toEqual({ requestedQueryCost: 1, actualQueryCost: 1 });
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('Upload runs as the curl command in its tab sends it (multipart, with the CSRF header)', async () => {
     const gateway = await serveObserved(emulator, { emulator: true });
     const upload = OPERATIONS.find((operation) => operation.name === 'Upload');

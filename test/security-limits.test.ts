@@ -5,6 +5,8 @@
  */
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpstreamCallBudget } from '../src/security/fan-out.js';
+import type { UpstreamClient, UpstreamRequest } from '../src/upstream/http.js';
 import { multipartBody, postMultipart, uploadParts } from './helpers/multipart.js';
 import {
   ALL_CREDENTIALS,
@@ -138,38 +140,55 @@ describe('list arguments (LIST_ARGUMENT_MAX_ITEMS, default 100)', () => {
 describe('upstream calls per operation (UPSTREAM_MAX_CALLS_PER_OPERATION)', () => {
   const budget = useStackWith({ upstreamMaxCallsPerOperation: 3 });
 
-  it('serves the first 3 pets of 5 and fails the others with UPSTREAM_FANOUT_LIMIT, making 3 calls', async () => {
-    const result = await budget().gql('{ pets(ids: [1, 2, 3, 4, 5]) { id } }', {}, ALL_CREDENTIALS);
+  it('refuses 5 pets whole before any call, with COST_ESTIMATED_TOO_EXPENSIVE: one call per distinct id', async () => {
+    const result = await budget().gql('{ pets(ids: [1, 2, 3, 4, 5, 5]) { id } }', {}, ALL_CREDENTIALS);
 
-    expect(result.data).toEqual({ pets: [{ id: '1' }, { id: '2' }, { id: '3' }, null, null] });
+    expect(result.status).toBe(400);
+    expect(result.data).toBeUndefined();
     expect(errorsOf(result)).toEqual([
       {
-        message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation',
-        path: ['pets', 3],
-        code: 'UPSTREAM_FANOUT_LIMIT',
-      },
-      {
-        message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation',
-        path: ['pets', 4],
-        code: 'UPSTREAM_FANOUT_LIMIT',
+        message:
+          'This operation may make 5 upstream calls, over the 3 allowed per operation; ask for fewer items per operation',
+        code: 'COST_ESTIMATED_TOO_EXPENSIVE',
       },
     ]);
-    expect(stack.upstream().map((request) => request.path)).toEqual([
-      '/api/v3/pet/1',
-      '/api/v3/pet/2',
-      '/api/v3/pet/3',
-    ]);
+    expect(stack.upstream()).toEqual([]);
   });
 
-  it('counts calls of every field: four aliased lookups make three calls', async () => {
+  it('counts calls of every field: four aliased lookups are four calls, refused whole', async () => {
     const result = await budget().gql(
       '{ a: pet(id: 1) { id } b: inventory { entries { status } } c: user(username: "user1") { username } d: order(id: 1) { id } }',
       {},
       ALL_CREDENTIALS,
     );
 
-    expect(codes(result)).toEqual(['UPSTREAM_FANOUT_LIMIT']);
-    expect(stack.upstream()).toHaveLength(3);
+    expect(codes(result)).toEqual(['COST_ESTIMATED_TOO_EXPENSIVE']);
+    expect(stack.upstream()).toEqual([]);
+  });
+
+  it('still refuses, as a backstop, a call past the budget that no estimate foresaw: UPSTREAM_FANOUT_LIMIT at once', async () => {
+    const sent: string[] = [];
+    const client: UpstreamClient = {
+      service: 'petstore',
+      request: (call) => {
+        sent.push(call.operation);
+        return Promise.resolve({ status: 200, body: {} });
+      },
+      close: () => Promise.resolve(),
+    };
+    const calls = new UpstreamCallBudget(3);
+    const limited = calls.limit(client);
+    const call: UpstreamRequest = { operation: 'getPetById', method: 'GET', path: '/pet/1' };
+
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => limited.request(call)));
+
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    expect((outcomes[3] as PromiseRejectedResult).reason).toMatchObject({
+      message: 'This operation needs more than 3 upstream calls; ask for fewer items per operation',
+      extensions: { code: 'UPSTREAM_FANOUT_LIMIT' },
+    });
+    expect(sent).toHaveLength(3);
+    expect(calls.made).toBe(3);
   });
 
   it('gives each operation its own budget', async () => {

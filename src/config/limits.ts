@@ -109,7 +109,9 @@ export const LIMIT_SETTINGS = [
     env: 'UPSTREAM_MAX_CALLS_PER_OPERATION',
     default: '200',
     description: 'most upstream calls one operation makes; further calls fail with UPSTREAM_FANOUT_LIMIT',
-    details: 'most upstream calls one operation makes; further calls fail at their field with `UPSTREAM_FANOUT_LIMIT`',
+    details:
+      'most upstream calls one operation makes: over it by estimate, refused before any call ' +
+      '(`COST_ESTIMATED_TOO_EXPENSIVE`); past it while running, `UPSTREAM_FANOUT_LIMIT`',
     parse: integer(1, 1_000_000),
   },
   {
@@ -128,6 +130,16 @@ export const LIMIT_SETTINGS = [
     default: '0',
     description: 'requests per minute from one address, whatever credentials they carry; 0: no limit',
     details: 'requests per minute from one address whatever credentials they carry; `0`: no limit per address',
+    parse: integer(0, 100_000_000),
+  },
+  {
+    key: 'rateLimitCostPerMinute',
+    env: 'RATE_LIMIT_COST_PER_MINUTE',
+    default: '0',
+    description: 'upstream calls per minute of one client (its credential, else its address); 0: no limit',
+    details:
+      'upstream calls a client (credential, else address) may make per minute, charged by estimate and ' +
+      'refunded after; `0`: no budget. See [Demand control](security.md#demand-control)',
     parse: integer(0, 100_000_000),
   },
   {

@@ -13,8 +13,8 @@ export const SERVER_SETTINGS = [
     productionDefault: '0.0.0.0',
     description: 'interface to listen on (0.0.0.0: every interface, as a container needs)',
     details:
-      'interface to listen on: loopback only outside production (GraphiQL has demo credentials there); a ' +
-      'container sets `0.0.0.0`, as the Dockerfile and `deploy/` do',
+      'interface to listen on: loopback outside production (GraphiQL has demo credentials there); ' +
+      'containers set `0.0.0.0`',
     parse: (raw: string) => raw,
   },
   {

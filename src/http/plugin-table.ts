@@ -92,6 +92,7 @@ const GATEWAY_PLUGINS: Readonly<Record<string, Row>> = {
   'input-depth': {
     onParams: 'variables nested deeper than the limit (valueNestsDeeper) go to yoga; the lane takes no extensions',
   },
+  'demand-control': { onResultProcess: THE_LANE_CALLS_IT },
   'variable-error-code': { onResultProcess: THE_LANE_CALLS_IT },
   'secret-redaction': { onResultProcess: THE_LANE_CALLS_IT },
   'incremental-delivery': { onResultProcess: THE_LANE_CALLS_IT },

@@ -2,7 +2,8 @@
  * Prometheus metrics (prom-client): GraphQL operations (count, duration, errors by code) and
  * upstream calls (count by status, duration, retries, timeouts, calls answered by joining an
  * identical one in flight, what the upstream cache did, by service and operation), each area's circuit state,
- * sampled answers that did not fit their operation's response schema, plus the standard process metrics. Each
+ * sampled answers that did not fit their operation's response schema, the upstream calls each operation was
+ * estimated to make and made (demand control), plus the standard process metrics. Each
  * gateway has its own registry (tests build many); the process metrics are the process's,
  * registered once.
  */
@@ -80,6 +81,11 @@ export type Metrics = {
    * `invalid_arguments`, `missing_credential`)
    */
   observeMcpToolCall(tool: string, outcome: string): void;
+  /**
+   * one executed operation's upstream calls: `estimated` before it ran (src/security/upstream-estimate.ts)
+   * and `actual`, made through its budget
+   */
+  observeOperationCost(estimated: number, actual: number): void;
   /** the text exposition of every metric, and its content type */
   render(): Promise<{ contentType: string; body: string }>;
 };
@@ -313,6 +319,25 @@ function liveMetrics(registers: Registry[]) {
   };
 }
 
+/** Upstream calls per operation: from none to UPSTREAM_MAX_CALLS_PER_OPERATION's default and beyond. */
+const CALL_COUNT_BUCKETS = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+
+/** Demand control: the upstream calls of each operation, as estimated before it ran and as made. */
+function operationCostMetrics(registers: Registry[]) {
+  const histogram = (name: string, help: string) =>
+    new Histogram({ name, help, buckets: CALL_COUNT_BUCKETS, registers });
+  return {
+    estimated: histogram(
+      'graphql_operation_upstream_calls_estimated',
+      'Upstream calls one executed GraphQL operation was estimated to make before it ran (at most)',
+    ),
+    actual: histogram(
+      'graphql_operation_upstream_calls',
+      'Upstream calls one executed GraphQL operation made (those the upstream cache or a call in flight answered included)',
+    ),
+  };
+}
+
 /** An upstream call as {@link Metrics.observeUpstreamCall} is given it. */
 type UpstreamCall = Parameters<Metrics['observeUpstreamCall']>[0];
 
@@ -328,6 +353,7 @@ class GatewayMetrics implements Metrics {
   private readonly contractMismatches: ReturnType<typeof contractMetrics>;
   private readonly live: ReturnType<typeof liveMetrics>;
   private readonly mcpToolCalls: Counter<'tool' | 'outcome'>;
+  private readonly operationCost: ReturnType<typeof operationCostMetrics>;
   /** the operation names that have their own label value, at most {@link MAX_OPERATION_NAMES} */
   private readonly knownNames = new Set<string>();
   private readonly clusterMetrics: (() => Promise<string>) | undefined;
@@ -345,6 +371,7 @@ class GatewayMetrics implements Metrics {
     this.circuits = circuitMetrics(registers);
     this.contractMismatches = contractMetrics(registers);
     this.live = liveMetrics(registers);
+    this.operationCost = operationCostMetrics(registers);
     this.mcpToolCalls = new Counter({
       name: 'mcp_tool_calls_total',
       help: 'MCP tool calls (MCP=true), by tool and outcome',
@@ -422,6 +449,11 @@ class GatewayMetrics implements Metrics {
     else if (event.kind === 'invalidation') live.invalidations.inc({ source: event.source });
     else if (event.kind === 'poll') live.polls.inc({ service: event.service, outcome: event.outcome });
     else live.refusals.inc({ limit: event.limit });
+  }
+
+  observeOperationCost(estimated: number, actual: number): void {
+    this.operationCost.estimated.observe(estimated);
+    this.operationCost.actual.observe(actual);
   }
 
   observeMcpToolCall(tool: string, outcome: string): void {

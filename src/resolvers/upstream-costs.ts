@@ -1,6 +1,9 @@
 /**
- * What each field costs the upstream, for `npm run explain` (scripts/explain.ts), which bounds
- * the upstream calls of an operation without running it, and for its N+1 check.
+ * What each field costs the upstream: the one cost model of the gateway. `npm run explain`
+ * (scripts/explain.ts) bounds the upstream calls of an operation from it without running it, and
+ * runs its N+1 check; the gateway estimates each operation's calls from it before running it
+ * (src/security/upstream-estimate.ts); and the subgraph SDL's `@cost` and `@listSize` directives,
+ * which federated routers read, are derived from it (src/resolvers/cost-directives.ts).
  *
  * One entry per field whose resolver calls the upstream, written beside the resolvers it
  * describes: `test/explain-static.test.ts` reads each resolver and fails when one calls an area
@@ -90,3 +93,19 @@ export const ANSWER_LENGTHS: Readonly<Record<string, AnswerLength>> = {
   'Query.pets': { answerLengthOf: 'ids' },
   'Query._entities': { answerLengthOf: 'representations' },
 };
+
+/**
+ * How many items a list field is assumed to answer with where its length is no argument's, or
+ * where a router cannot read it from one (the `@listSize(assumedSize:)` routers read): the
+ * gateway's estimate multiplies the calls of the fields below such a list by it.
+ */
+export const ASSUMED_LIST_SIZES: Readonly<Record<string, number>> = {
+  // One pet per id: at most LIST_ARGUMENT_MAX_ITEMS' default ids (a router cannot count a list argument).
+  'Query.pets': 100,
+  // Only the upstream knows how many pets a status or a tag has.
+  'Query.petsByStatus': 100,
+  'Query.petsByTags': 100,
+};
+
+/** The size assumed of a list answer that neither an argument nor {@link ASSUMED_LIST_SIZES} gives. */
+export const DEFAULT_ASSUMED_LIST_SIZE = 100;

@@ -19,6 +19,11 @@ export class UpstreamCallBudget {
     readonly maxCalls: number,
   ) {}
 
+  /** the upstream calls the operation has made through the budget (those it refused not counted) */
+  get made(): number {
+    return Math.min(this.#used, this.maxCalls);
+  }
+
   /**
    * A client that makes its calls within this budget, and refuses the ones beyond it; each call
    * is made for `scope` (the operation's request, for its log, metrics and spans) when given.

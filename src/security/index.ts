@@ -9,6 +9,8 @@ import type { Config } from '../config/index.js';
 import { named, type NamedPlugin } from '../plugins/named.js';
 import { corsOptions, useCsrfPrevention } from './cross-site.js';
 import { checkRepresentations } from './entities.js';
+import { createMemoryCostBudgetStore, type CostBudgetStore } from './cost-budget.js';
+import { useDemandControl, type DemandControlOptions } from './demand-control.js';
 import { UpstreamCallBudget } from './fan-out.js';
 import { limitListArguments } from './list-arguments.js';
 import { useInputDepthLimit } from './input-depth.js';
@@ -34,6 +36,7 @@ export type SecurityConfig = Pick<
   | 'upstreamMaxCallsPerOperation'
   | 'rateLimitPerMinute'
   | 'rateLimitAddressPerMinute'
+  | 'rateLimitCostPerMinute'
   | 'trustProxyHops'
   | 'csrfPrevention'
   | 'corsOrigins'
@@ -73,6 +76,10 @@ export type SecurityParts = {
   maxFiles: number;
   /** where rate limits are counted (Redis, with REDIS_URL); else in this process */
   rateLimitStore?: RateLimitStore | undefined;
+  /** where callers' budgets of upstream calls are kept (Redis, with REDIS_URL); else in this process */
+  costBudgetStore?: CostBudgetStore | undefined;
+  /** given each executed operation's estimated and actual upstream calls (/metrics) */
+  observeCost?: ((estimated: number, actual: number) => void) | undefined;
   /** other plugins' hooks that only add validation rules: they run with the limits' rules, once per document */
   validationHooks?: readonly ValidateHook[];
   /** other plugins' refusals that depend on the request (its Accept, its variables): made before the document's kept result */
@@ -127,6 +134,8 @@ export function createSecurity(config: SecurityConfig, parts: SecurityParts): Se
     ),
     // Before the plugins that walk variables (redaction, the response cache's key, the log).
     ...named('input-depth', useInputDepthLimit(config.inputMaxDepth)),
+    // The operation's upstream calls estimated before it runs: refused over the limits, shown to those who ask.
+    ...named('demand-control', useDemandControl(demandControl(config, parts))),
     ...named('variable-error-code', useVariableErrorCode()),
     ...named('secret-redaction', useSecretRedaction(parts.secretsOf)),
   ];
@@ -142,5 +151,23 @@ export function createSecurity(config: SecurityConfig, parts: SecurityParts): Se
     budget: () => new UpstreamCallBudget(config.upstreamMaxCallsPerOperation),
     rateLimiter,
     trustedDocuments: trusted,
+  };
+}
+
+/** Demand control's options: the calls one operation may make, and each client's budget when RATE_LIMIT_COST_PER_MINUTE is on. */
+function demandControl(config: SecurityConfig, parts: SecurityParts): DemandControlOptions {
+  const { costBudgetStore, observeCost } = parts;
+  return {
+    maxCalls: config.upstreamMaxCallsPerOperation,
+    ...(config.rateLimitCostPerMinute > 0
+      ? {
+          budget: {
+            perMinute: config.rateLimitCostPerMinute,
+            store: costBudgetStore ?? createMemoryCostBudgetStore(),
+            trustProxyHops: config.trustProxyHops,
+          },
+        }
+      : {}),
+    ...(observeCost ? { observe: observeCost } : {}),
   };
 }

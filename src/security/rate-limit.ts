@@ -46,8 +46,21 @@ export function clientAddress(peer: string, forwardedFor: string | null, hops: n
   return chain[Math.max(0, chain.length - 1 - hops)] ?? peer;
 }
 
+/** A client's key: its credential's fingerprint, or its address when it sends none. */
+function clientKey(credential: string | undefined, address: string): string {
+  return credential ? `client:${credential}` : `client:${address}`;
+}
+
+/**
+ * The client a request comes from, as the rate limits key it: its credential (a hash of it), or
+ * its address (`peer`, or with `hops` trusted proxies the X-Forwarded-For entry they added).
+ */
+export function clientOf(peer: string, headers: HeaderSource, hops: number): string {
+  return clientKey(credentialFingerprint(headers), clientAddress(peer, headers.get('x-forwarded-for'), hops));
+}
+
 /** The peer address of the node:http connection a yoga request came on (`unknown` elsewhere). */
-function peerOf(serverContext: object): string {
+export function peerOf(serverContext: object): string {
   const incoming: unknown = Reflect.get(serverContext, 'req');
   return incoming instanceof IncomingMessage ? (incoming.socket.remoteAddress ?? 'unknown') : 'unknown';
 }
@@ -110,8 +123,7 @@ export function createRateLimiter(limits: RateLimits): RateLimiter | undefined {
       const address = clientAddress(peer, headers.get('x-forwarded-for'), limits.trustProxyHops);
       const credential = credentialFingerprint(headers);
       const checks: [key: string, perMinute: number][] = [];
-      if (limits.perMinute > 0)
-        checks.push([credential ? `client:${credential}` : `client:${address}`, limits.perMinute]);
+      if (limits.perMinute > 0) checks.push([clientKey(credential, address), limits.perMinute]);
       if (limits.perAddressPerMinute > 0 && credential) checks.push([`address:${address}`, limits.perAddressPerMinute]);
       const at = now();
       if (store.remote) {

@@ -3,8 +3,9 @@
  * (WORKERS=1, production settings, UPSTREAM_TIMEOUT_MS=1000 so that a stalled answer ends within
  * the run) in front of a pet store that fails a seeded random share of calls, and 20 callers,
  * each with its own credential, asking for pets 1–97 in turn (in-flight sharing answers few).
- * Two loads: every kind of fault on 20% of calls, and 503 with `Retry-After: 1` on 3% (an
- * upstream shedding load). Measured: the share of answers with data, HTTP 5xx, dropped
+ * Three loads: every kind of fault on 20% of calls, 503 with `Retry-After: 1` on 3% (an
+ * upstream shedding load), and one caller against 503 without `Retry-After` on 40% (below the
+ * circuit's rate: the retry budget alone bounds the calls per query). Measured: the share of answers with data, HTTP 5xx, dropped
  * connections, uncoded errors, answers holding the upstream's words, latency, and the gateway's
  * resident memory each second.
  */
@@ -35,13 +36,18 @@ export type FaultRun = FaultLoadResult & {
   rss: number[];
 };
 
-/** Both loads, each `seconds` long (after a warm-up of a second, not counted). */
+/** The three loads, each `seconds` long (after a warm-up of a second, not counted). */
 export async function faultRuns(seconds: { faults: number; shedding: number }): Promise<FaultRun[]> {
   return [
     await faultRun('20% of calls fail, every kind of fault', { faultRate: 0.2, seed: 7 }, seconds.faults),
     await faultRun(
       '3% of calls shed: 503 with Retry-After: 1',
       { faultRate: 0.03, faults: ['shed-503'], seed: 11 },
+      seconds.shedding,
+    ),
+    await faultRun(
+      'one caller, 40% of calls fail with 503 (no Retry-After)',
+      { faultRate: 0.4, faults: ['status-503'], seed: 5, clients: 1 },
       seconds.shedding,
     ),
   ];
@@ -55,9 +61,10 @@ function forSeconds(seconds: number): { more: () => boolean } {
 
 async function faultRun(
   label: string,
-  options: { faultRate: number; faults?: readonly Fault[]; seed: number },
+  options: { faultRate: number; faults?: readonly Fault[]; seed: number; clients?: number },
   seconds: number,
 ): Promise<FaultRun> {
+  const clients = options.clients ?? CLIENTS;
   const upstream = await startFaultyUpstream(options);
   const gateway = await startGateway(`faults-${options.seed}`, {
     NODE_ENV: 'production',
@@ -67,13 +74,13 @@ async function faultRun(
     UPSTREAM_TIMEOUT_MS: String(FAULT_DEADLINE_MS),
   });
   try {
-    await runFaultLoad(gateway.url, CLIENTS, forSeconds(1));
+    await runFaultLoad(gateway.url, clients, forSeconds(1));
     const callsBefore = upstream.counts.calls;
     const faultsBefore = { ...upstream.counts.faults };
     const rss: number[] = [];
     const sampler = setInterval(() => rss.push(memoryOf(gateway.pid).rss), 1000);
     const latenciesMs: number[] = [];
-    const result = await runFaultLoad(gateway.url, CLIENTS, {
+    const result = await runFaultLoad(gateway.url, clients, {
       ...forSeconds(seconds),
       watch: async (request) => {
         const started = performance.now();
@@ -90,7 +97,7 @@ async function faultRun(
     return {
       label,
       seconds,
-      clients: CLIENTS,
+      clients,
       upstreamCalls: upstream.counts.calls - callsBefore,
       faults,
       ...result,

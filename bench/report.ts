@@ -543,13 +543,13 @@ export function renderFaults(runs: readonly FaultRun[]): string[] {
   return [
     '## Faults under load',
     '',
-    `The compiled gateway (WORKERS=1, production settings, UPSTREAM_TIMEOUT_MS=${FAULT_DEADLINE_MS}) in front of a pet store failing a seeded random share of its calls; ${runs[0]?.clients ?? 0} callers, each with its own credential, asking for pets 1–97 in turn, one query after another, after a 1 s warm-up. "Clean": the pet and no error. Every kind of fault: a 500 and a 503 telling of the upstream's files, an HTML 502, a stall past the deadline, a reset, a cut body, a body that is not JSON, a body of the wrong shape. "Leaked": answers holding the upstream's words.`,
+    `The compiled gateway (WORKERS=1, production settings, UPSTREAM_TIMEOUT_MS=${FAULT_DEADLINE_MS}) in front of a pet store failing a seeded random share of its calls; ${runs[0]?.clients ?? 0} callers (one in the last load), each with its own credential, asking for pets 1–97 in turn, one query after another, after a 1 s warm-up. "Clean": the pet and no error. Every kind of fault: a 500 and a 503 telling of the upstream's files, an HTML 502, a stall past the deadline, a reset, a cut body, a body that is not JSON, a body of the wrong shape. "Leaked": answers holding the upstream's words. "Calls per answer": upstream calls over answers, retries included (the retry budget, UPSTREAM_RETRY_BUDGET_PERCENT=20, bounds it).`,
     '',
-    '| Load | Seconds | Answers | Clean | 5xx | Dropped | Uncoded | Leaked | p50 (ms) | p99 (ms) | Upstream calls | Faults given | RSS first → max → last (MB) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| Load | Seconds | Answers | Clean | 5xx | Dropped | Uncoded | Leaked | p50 (ms) | p99 (ms) | Upstream calls | Calls per answer | Faults given | RSS first → max → last (MB) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
     ...runs.map(
       (run) =>
-        `| ${run.label} | ${run.seconds} | ${run.answers} | ${share(run.clean, run.answers)} | ${run.serverErrors} | ${run.dropped} | ${run.uncoded} | ${run.leaked} | ${ms(run.p50)} | ${ms(run.p99)} | ${run.upstreamCalls} | ${Object.entries(
+        `| ${run.label} | ${run.seconds} | ${run.answers} | ${share(run.clean, run.answers)} | ${run.serverErrors} | ${run.dropped} | ${run.uncoded} | ${run.leaked} | ${ms(run.p50)} | ${ms(run.p99)} | ${run.upstreamCalls} | ${(run.upstreamCalls / Math.max(1, run.answers)).toFixed(2)} | ${Object.entries(
           run.faults,
         )
           .map(([fault, count]) => `${fault} ${count}`)

@@ -8,20 +8,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { seedPets } from '../../src/emulator/seed.js';
 import { PROJECT_ROOT, waitFor } from '../helpers/process.js';
 
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 /** The app's persisted documents manifest, which its code generator writes. */
 const MANIFEST = `${PROJECT_ROOT}examples/app/src/gql/persisted-documents.json`;
@@ -49,7 +41,7 @@ beforeAll(async () => {
   // Installing the app's dependencies, when CI has not, takes most of this.
   [, appUrl = ''] = await waitFor(() => output, /The example app: (http:\/\/\S+)/, 170_000);
   [, gatewayUrl = ''] = await waitFor(() => output, /Its gateway \(trusted documents only\): (http:\/\/\S+)/);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS, headless: true });
+  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {

@@ -6,22 +6,13 @@
  * refused): the page must work without internet.
  */
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { startEmulator, type Emulator } from '../../src/emulator/server.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { captureLog, listen, stop, testConfig } from '../helpers/stack.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const SCREENSHOT = 'test-results/graphiql.png';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -39,7 +30,7 @@ beforeAll(async () => {
     { logDestination: captureLog() },
   );
   served = await listen(gateway.handler);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

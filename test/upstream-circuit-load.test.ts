@@ -165,6 +165,7 @@ describe('one caller, an upstream that answers 503 to everything, then recovers'
     const upstream = await startScriptedUpstream();
     const gateway = await serveObserved(scriptedUpstreams(upstream.url), {
       upstreamCircuitFailureRate: 50,
+      upstreamRetryBudgetPercent: 20,
       upstreamCircuitCooldownMs: COOLDOWN_MS,
     });
     lone = { upstream, gateway };
@@ -198,7 +199,10 @@ describe('one caller, an upstream that answers 503 to everything, then recovers'
 describe('callers without a credential, an upstream that answers 503 to everything', () => {
   it('are shielded as one caller that counts as many: 100 queries make at most 30 upstream calls', async () => {
     const upstream = await startScriptedUpstream();
-    const gateway = await serveObserved(scriptedUpstreams(upstream.url), { upstreamCircuitFailureRate: 50 });
+    const gateway = await serveObserved(scriptedUpstreams(upstream.url), {
+      upstreamCircuitFailureRate: 50,
+      upstreamRetryBudgetPercent: 20,
+    });
     try {
       upstream.answer(DOWN);
       const answers = await load(gateway, 100, () => ({}));
@@ -216,7 +220,10 @@ describe('callers without a credential, an upstream that answers 503 to everythi
 describe("two tenants, an upstream that fails only tenant A's key", () => {
   it('leaves tenant B at least 90% of its answers with data', async () => {
     const upstream = await startScriptedUpstream();
-    const gateway = await serveObserved(scriptedUpstreams(upstream.url), { upstreamCircuitFailureRate: 50 });
+    const gateway = await serveObserved(scriptedUpstreams(upstream.url), {
+      upstreamCircuitFailureRate: 50,
+      upstreamRetryBudgetPercent: 20,
+    });
     try {
       const [a, b] = [tenantOf(0), tenantOf(1)];
       upstream.answer((request) => (request.headers['api_key'] === a.api_key ? DOWN : json(200, PET_1)));

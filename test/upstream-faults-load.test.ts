@@ -33,6 +33,7 @@ async function faultyStack(options: FaultyUpstreamOptions) {
   const upstream = await startFaultyUpstream(options);
   const gateway: ObservedGateway = await serveObserved(upstream, {
     upstreamCircuitFailureRate: DEFAULTS.upstreamCircuitFailureRate,
+    upstreamRetryBudgetPercent: DEFAULTS.upstreamRetryBudgetPercent,
     upstreamTimeouts: timeoutsSetBy({ UPSTREAM_TIMEOUT_MS: '500' }),
     logLevel: 'warn',
   });

@@ -135,10 +135,12 @@ describe('withRetries', () => {
   it("makes no retry past the area's budget: the call fails as its last attempt did, and the refusal is counted", async () => {
     fakeClock({ date: true });
     const budget = new RetryBudget(20);
-    // Retries may reach the floor (10) plus 20% of the calls: the 13th call's retry is the 13th
-    // (10 + 2.6 allowed before it), the 14th call's would be the 14th (10 + 2.8 allowed): refused.
+    // Retries may reach the floor plus 20% of the calls. Each of these calls fails once and is
+    // retried: the nth call's retry is the nth, allowed while n - 1 < floor + 0.2 n, that is
+    // while n < (floor + 1) / 0.8; the next call's retry is refused.
     const retried = [];
-    for (let index = 0; index < 13; index += 1) {
+    const allowed = Math.ceil((RETRY_BUDGET_FLOOR + 1) / 0.8) - 1;
+    for (let index = 0; index < allowed; index += 1) {
       const call = run(GET, [failedTry(503)], { budget });
       await until(() => call.events.length === 1, 'the retry to be scheduled');
       await vi.advanceTimersToNextTimerAsync();

@@ -39,10 +39,10 @@ export const UPSTREAM_SAFETY_SETTINGS = [
     env: 'UPSTREAM_RETRY_BUDGET_PERCENT',
     default: '20',
     description:
-      "share of an area's calls, in percent, that retries may add over 10 s, beyond 10 retries every 10 s " +
+      "share of an area's calls, in percent, that retries may add over 10 s, beyond 3 retries every 10 s " +
       '(0: no budget)',
     details:
-      "percent (0–100) of an area's calls over 10 s that retries may add, beyond 10 retries per 10 s, per " +
+      "percent (0–100) of an area's calls over 10 s that retries may add, beyond 3 retries per 10 s, per " +
       'process; past it the call fails as its last attempt did. `0`: no budget',
     parse: integer(0, 100),
   },

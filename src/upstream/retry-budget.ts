@@ -14,7 +14,7 @@ import { SlidingTally } from './sliding-tally.js';
 /** The window the budget is counted over. */
 export const RETRY_BUDGET_WINDOW_MS = 10_000;
 /** Retries allowed in any window, whatever the share allows. */
-export const RETRY_BUDGET_FLOOR = 10;
+export const RETRY_BUDGET_FLOOR = 3;
 
 /** Calls and retries of one area over the last {@link RETRY_BUDGET_WINDOW_MS}. */
 export class RetryBudget {

@@ -47,15 +47,17 @@ export const ALL_CREDENTIALS = { authorization: `Bearer ${BEARER}`, api_key: API
 export function testConfig(
   overrides: Partial<GatewayConfig> & Pick<GatewayConfig, 'petstoreUrl' | 'plantsUrl'>,
 ): GatewayConfig {
-  // The circuit breaker is off unless a test turns it on (the upstream-circuit tests do): a file
-  // whose tests fail one upstream call after another on one gateway would otherwise find the
-  // area's circuit opened by the tests before it.
+  // The circuit breaker and the retry budget are off unless a test turns them on (the
+  // upstream-circuit and fault tests do): a file whose tests fail one upstream call after another
+  // on one gateway would otherwise find the area's circuit opened, or its retries spent, by the
+  // tests before it.
   return {
     ...loadConfig([], {}),
     host: '127.0.0.1',
     port: 0,
     logLevel: 'warn',
     upstreamCircuitFailureRate: 0,
+    upstreamRetryBudgetPercent: 0,
     ...overrides,
   };
 }

@@ -14,6 +14,7 @@ import {
   startCommand,
   warningsOf,
 } from '../src/config/index.js';
+import { SETTINGS_OF_1_0_0 } from './helpers/settings-1.0.0.js';
 
 /** One area's timeouts, in the order of the Config fields: the call deadline, then each phase. */
 const phases = (totalMs: number, connectMs: number, headersMs: number, bodyMs: number) => ({
@@ -612,93 +613,6 @@ describe('either upstream URL alone', () => {
     expect(config.emulator).toBeUndefined();
   });
 });
-
-/**
- * Every setting the 1.0.0 release documented (docs/configuration.md of 1.0.0), with a value it
- * documented: each keeps working until the next major release, a retired one with a warning.
- */
-const SETTINGS_OF_1_0_0: Readonly<Record<string, string>> = {
-  HOST: '0.0.0.0',
-  PORT: '4001',
-  PETSTORE_URL: BOTH_URLS.PETSTORE_URL,
-  PLANTS_URL: BOTH_URLS.PLANTS_URL,
-  EMULATOR: 'false',
-  WORKERS: '2',
-  UPSTREAM_DEDUPE: 'false',
-  UPSTREAM_CONTRACT_SAMPLE: '0.5',
-  UPSTREAM_CACHE: 'on',
-  UPSTREAM_CACHE_MAX_ENTRIES: '500',
-  UPSTREAM_CACHE_MAX_BYTES: '1000000',
-  PETSTORE_BODY_FORMAT: 'xml',
-  PETSTORE_ACCEPT: 'xml',
-  UPSTREAM_TIMEOUT_MS: '4000',
-  UPSTREAM_CONNECT_TIMEOUT_MS: '1000',
-  UPSTREAM_HEADERS_TIMEOUT_MS: '3000',
-  UPSTREAM_BODY_TIMEOUT_MS: '3000',
-  PETSTORE_TIMEOUT_MS: '4000',
-  PETSTORE_CONNECT_TIMEOUT_MS: '1000',
-  PETSTORE_HEADERS_TIMEOUT_MS: '3000',
-  PETSTORE_BODY_TIMEOUT_MS: '3000',
-  PLANTS_TIMEOUT_MS: '4000',
-  PLANTS_CONNECT_TIMEOUT_MS: '1000',
-  PLANTS_HEADERS_TIMEOUT_MS: '3000',
-  PLANTS_BODY_TIMEOUT_MS: '3000',
-  UPSTREAM_RETRIES: '1',
-  UPSTREAM_RETRY_BACKOFF_MS: '100',
-  UPSTREAM_RETRY_BACKOFF_MAX_MS: '2000',
-  UPSTREAM_CIRCUIT_FAILURES: '5',
-  UPSTREAM_CIRCUIT_COOLDOWN_MS: '3000',
-  UPSTREAM_RETRY_AFTER_MAX_MS: '30000',
-  UPSTREAM_CONNECTIONS: '16',
-  UPSTREAM_MAX_RESPONSE_BYTES: '1000000',
-  UPLOAD_MAX_BYTES: '1000000',
-  UPLOAD_MAX_FILES: '2',
-  LOG_LEVEL: 'debug',
-  METRICS: 'false',
-  READINESS_TIMEOUT_MS: '1000',
-  OTEL_SDK_DISABLED: 'true',
-  OTEL_TRACES_EXPORTER: 'console',
-  OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example:4318',
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector.example:4318/v1/traces',
-  OTEL_SERVICE_NAME: 'gateway',
-  OTEL_TRACES_SAMPLER: 'traceidratio',
-  OTEL_TRACES_SAMPLER_ARG: '0.5',
-  GRAPHIQL: 'false',
-  SHUTDOWN_GRACE_MS: '5000',
-  NODE_ENV: 'production',
-  INTROSPECTION: 'false',
-  EXPLAIN: 'true',
-  REQUEST_MAX_BYTES: '100000',
-  RESPONSE_COMPRESSION_MIN_BYTES: '2048',
-  BATCH_MAX_OPERATIONS: '5',
-  QUERY_MAX_DEPTH: '10',
-  QUERY_MAX_ALIASES: '10',
-  QUERY_MAX_TOKENS: '2000',
-  INPUT_MAX_DEPTH: '50',
-  QUERY_MAX_DIRECTIVES: '10',
-  QUERY_MAX_COST: '2000',
-  LIST_ARGUMENT_MAX_ITEMS: '50',
-  UPSTREAM_MAX_CALLS_PER_OPERATION: '20',
-  RATE_LIMIT_PER_MINUTE: '100',
-  RATE_LIMIT_ADDRESS_PER_MINUTE: '200',
-  TRUST_PROXY_HOPS: '1',
-  CSRF_PREVENTION: 'false',
-  CORS_ORIGINS: 'https://app.example.com',
-  RESPONSE_CACHE_TTL_MS: '5000',
-  RESPONSE_CACHE_TTL_PER_TYPE: 'Inventory=0,Pet=5000',
-  APQ: 'false',
-  APQ_MAX_DOCUMENTS: '100',
-  REDIS_URL: 'redis://redis.example:6379',
-  REDIS_KEY_PREFIX: 'gw:',
-  REDIS_TIMEOUT_MS: '500',
-  REDIS_REQUIRED: 'true',
-  RATE_LIMIT_FAIL_CLOSED: 'true',
-  LIVE_QUERIES: 'true',
-  LIVE_QUERIES_MAX: '100',
-  LIVE_QUERIES_PER_CLIENT_MAX: '5',
-  LIVE_POLL_INTERVAL_MS: '5000',
-  LIVE_POLL_MAX_PER_SECOND: '10',
-};
 
 describe('the settings 1.0.0 documented', () => {
   it('are all read, together, and the start warns of none but the retired one', () => {

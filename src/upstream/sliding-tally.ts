@@ -65,6 +65,8 @@ export class SlidingTally<Name extends string> {
 export class RecentKeys {
   /** key → when it was last seen, oldest first */
   private readonly seen = new Map<string, number>();
+  /** the key noted last, which is the map's last entry while it is in it */
+  private last: string | undefined;
 
   constructor(
     private readonly windowMs: number,
@@ -74,9 +76,12 @@ export class RecentKeys {
   /** `key` was seen now. */
   note(key: string): void {
     const now = Date.now();
+    // The key seen last is already last: only its time changes (most calls are of the caller before).
+    if (key === this.last) return void this.seen.set(key, now);
     // Re-inserted, so that the map stays in the order keys were last seen.
     this.seen.delete(key);
     this.seen.set(key, now);
+    this.last = key;
     if (this.seen.size > this.max) this.forgetBefore(now - this.windowMs);
   }
 
@@ -99,6 +104,7 @@ export class RecentKeys {
 
   clear(): void {
     this.seen.clear();
+    this.last = undefined;
   }
 
   private forgetBefore(time: number): void {

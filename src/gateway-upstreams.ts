@@ -128,15 +128,17 @@ export function createUpstreams(
       )
     : undefined;
   // An area without a URL is not served: its calls are refused at once, and readiness leaves it out.
+  const baseUrls: Readonly<Record<UpstreamService, string | undefined>> = {
+    petstore: config.petstoreUrl,
+    plants: config.plantsUrl,
+  };
   const area = (service: UpstreamService): UpstreamPool => {
-    const baseUrl = service === 'petstore' ? config.petstoreUrl : config.plantsUrl;
+    const baseUrl = baseUrls[service];
     if (baseUrl === undefined) return unservedArea(service);
     return createClient(service, clientOptions(config, service, baseUrl, observability, shared, { cache, changes }));
   };
   const [petstoreClient, plantsClient] = [area('petstore'), area('plants')];
-  const served = SERVICES.filter(
-    (service) => (service === 'petstore' ? config.petstoreUrl : config.plantsUrl) !== undefined,
-  );
+  const served = SERVICES.filter((service) => baseUrls[service] !== undefined);
   // A sample of the answers is checked against the documents (UPSTREAM_CONTRACT_SAMPLE; src/contract/sampling.ts).
   const sampler = new ContractSampler({
     fraction: config.upstreamContractSample,

@@ -99,19 +99,24 @@ describe('the example tabs', () => {
     },
   );
 
+  /** The Upload tab's operation sent as its curl command sends it (multipart, the CSRF header, the demo bearer). */
+  const postUpload = (url: string, headers: Record<string, string> = {}) => {
+    const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
+    const body = multipartBody(
+      uploadParts(
+        { query: upload?.query ?? '', variables: {} },
+        { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') },
+      ),
+    );
+    return postMultipart(url, body, {
+      headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1', ...headers },
+    });
+  };
+
   it('Upload makes no more upstream calls than the gateway estimated before it ran', async () => {
     const gateway = await serveObserved(emulator, { emulator: true });
-    const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
     try {
-      const body = multipartBody(
-        uploadParts(
-          { query: upload?.query ?? '', variables: {} },
-          { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') },
-        ),
-      );
-      const result = await postMultipart(gateway.url, body, {
-        headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1', 'x-gateway-cost': '1' },
-      });
+      const result = await postUpload(gateway.url, { 'x-gateway-cost': '1' });
       expect(result.extensions?.['cost']).toEqual({ requestedQueryCost: 1, actualQueryCost: 1 });
     } finally {
       await gateway.close();
@@ -120,17 +125,8 @@ describe('the example tabs', () => {
 
   it('Upload runs as the curl command in its tab sends it (multipart, with the CSRF header)', async () => {
     const gateway = await serveObserved(emulator, { emulator: true });
-    const upload = OPERATIONS.find((operation) => operation.name === 'Upload');
     try {
-      const body = multipartBody(
-        uploadParts(
-          { query: upload?.query ?? '', variables: {} },
-          { filename: 'photo.jpg', contentType: 'image/jpeg', content: Buffer.from('jpeg bytes') },
-        ),
-      );
-      const result = await postMultipart(gateway.url, body, {
-        headers: { authorization: DEMO_HEADERS.Authorization, 'x-graphql-csrf': '1' },
-      });
+      const result = await postUpload(gateway.url);
       expect(result.errors).toBeUndefined();
       expect(result.data).toMatchObject({ uploadPetImage: { code: 200 } });
     } finally {

@@ -252,14 +252,16 @@ export class AreaCircuit {
   }
 
   /**
-   * Runs one call of `caller` (its credential fingerprint, or {@link ANONYMOUS_CALLER}) through
-   * the circuit: made, or refused at once with `circuit-open`. While the circuit is open for one
-   * lone caller only, other callers' calls go through beside it. (Not an async function: every
-   * upstream call comes through here, and each await is a promise more.)
+   * Runs one call of `caller` (its credential fingerprint, or {@link ANONYMOUS_CALLER}; asked only
+   * when there is a breaker) through the circuit: made, or refused at once with `circuit-open`.
+   * While the circuit is open for one lone caller only, other callers' calls go through beside
+   * it. (Not an async function: every upstream call comes through here, and each await is a
+   * promise more.)
    */
-  run<T>(operation: string, caller: string, call: () => Promise<T>): Promise<T> {
+  run<T>(operation: string, callerOf: () => string, call: () => Promise<T>): Promise<T> {
     const { policy, health } = this;
     if (policy === undefined || health === undefined) return call();
+    const caller = callerOf();
     if (policy.state === BreakerState.Closed) health.noteCall(caller);
     else if (this.beside(caller)) return this.besideCircuit(caller, call);
     // One trial at a time: while it runs, other calls fail at once rather than queue behind it.
@@ -306,9 +308,9 @@ export class AreaCircuit {
     });
   }
 
-  /** False once the circuit is no longer closed for `caller`: a call under way makes no further retries. */
-  admits(caller: string): boolean {
-    return this.policy === undefined || this.policy.state === BreakerState.Closed || this.beside(caller);
+  /** False once the circuit is no longer closed for the caller: a call under way makes no further retries. */
+  admits(callerOf: () => string): boolean {
+    return this.policy === undefined || this.policy.state === BreakerState.Closed || this.beside(callerOf());
   }
 
   /** Another replica opened its circuit for this area: this one holds it open as long. */

@@ -420,8 +420,10 @@ class UpstreamCalls {
    * share it (they share its credential), it counts once in the circuit.
    */
   private send(call: UpstreamRequest, limits: CallLimits): Promise<Sent> {
-    const caller = callerOf(call);
-    const held = this.holds.empty ? undefined : this.holds.refusal(caller, call.operation);
+    // The caller's fingerprint is worked out only when asked (a hold, or a circuit to judge by), and once.
+    let fingerprint: string | undefined;
+    const caller = () => (fingerprint ??= callerOf(call));
+    const held = this.holds.empty ? undefined : this.holds.refusal(caller(), call.operation);
     if (held !== undefined) return Promise.reject(held);
     return this.circuit.run(call.operation, caller, () =>
       withRetries(call, limits, this.retry, {
